@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and the guest demo need.
+# Idempotent: packages already present are left alone.
+set -euo pipefail
+pkgs=(
+  build-essential cmake ninja-build pkg-config clang-format
+  libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
+  libcli11-dev libgtest-dev libgmock-dev
+  dbus systemd
+  qemu-system-x86 qemu-utils busybox-static cpio xz-utils
+  linux-source-6.1 bc flex bison libelf-dev libssl-dev python3
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
