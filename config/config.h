@@ -1,0 +1,40 @@
+// The daemon's configuration: /etc/cpuhpd/cpuhpd.yaml, loaded with yaml-cpp.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "../daemon/engine/settings.h"
+
+namespace cpuhpd {
+
+// A config file that cannot be used. what() reads "FILE:LINE: key 'KEY': reason".
+class ConfigError : public std::runtime_error {
+public:
+    ConfigError(const std::filesystem::path& file, int line, const std::string& key, const std::string& reason);
+};
+
+struct Profile {  // a named mask for power policies, e.g. night: {offline: "package:1"}
+    std::string offline;
+    std::string online;
+};
+
+struct Config {
+    std::filesystem::path sysfs_root = "/sys";
+    std::string bus = "system";  // "system", "session" or a D-Bus address
+    std::filesystem::path state_dir = "/run/cpuhpd";
+    std::string log_level = "info";  // debug, info, warning, error
+    EngineSettings engine;
+    std::map<std::string, Profile> profiles;
+};
+
+// Reads and validates the file. Unknown keys, wrong types and bad values throw ConfigError
+// with the file, the line and the key. A missing file throws ConfigError too unless
+// `missing_ok`, in which case the defaults are returned.
+Config load_config(const std::filesystem::path& file, bool missing_ok = false);
+// Same, from text (for tests and --check-config); `name` is used in messages.
+Config parse_config(const std::string& text, const std::filesystem::path& name);
+
+}  // namespace cpuhpd

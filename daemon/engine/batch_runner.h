@@ -1,0 +1,47 @@
+// Runs one batch: plans it, journals it, drives the chosen strategy inside an expedite
+// window, rolls back atomic requests that failed, and distributes per-CPU results to
+// every request. Synchronous and thread-free, so tests can drive it directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "journal.h"
+#include "machine.h"
+#include "planner.h"
+#include "request.h"
+#include "settings.h"
+#include "sysfs.h"
+
+namespace cpuhpd {
+
+struct BatchOutput {
+    std::vector<RequestResult> results;  // one per request, same order
+    BatchReport report;
+};
+
+class BatchRunner {
+public:
+    // `read_state` gives a fresh MachineState (re-read after the writes to learn what
+    // really changed).
+    BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
+                std::function<MachineState()> read_state, const EngineSettings& settings);
+
+    // All requests have the same action. Requests refused at this point get their
+    // `refusal` set and are not touched.
+    BatchOutput run(std::uint64_t batch_id, const std::vector<Request>& requests,
+                    const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+    // The plan a dry run reports; throws Refusal like validate().
+    RequestResult dry_run(const Request& request);
+
+private:
+    const SysfsPaths& paths_;
+    AttributeWriter& writer_;
+    BatchJournal& journal_;
+    std::function<MachineState()> read_state_;
+    EngineSettings settings_;
+};
+
+}  // namespace cpuhpd

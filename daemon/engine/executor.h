@@ -1,0 +1,62 @@
+// The engine's front door: one worker thread, one batch at a time. Requests that arrive
+// while a batch runs, or within the coalescing window, join the next batch unless they
+// ask the opposite action (then arrival order is kept and they form a later batch).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "batch_runner.h"
+#include "request.h"
+
+namespace cpuhpd {
+
+class Executor {
+public:
+    using Completion = std::function<void(RequestResult)>;  // called on the worker thread
+
+    struct Observers {
+        std::function<void(const BatchReport&)> batch_finished;       // worker thread
+        std::function<void(std::uint64_t, std::size_t, std::size_t)> progress;  // batch_id, done, total
+        std::function<void(bool)> busy_changed;                        // worker thread
+    };
+
+    Executor(BatchRunner& runner, std::function<MachineState()> read_state, EngineSettings settings,
+             Observers observers = {});
+    ~Executor();  // stops the worker after the batch in flight; queued requests are answered Busy
+
+    // Validates against the current machine state and queues the request. Throws Refusal
+    // (nothing touched) when it can never succeed or the queue is full. Dry runs are
+    // answered at once, on the calling thread, and never queued.
+    void submit(Request request, Completion done);
+
+    bool busy() const;
+
+private:
+    struct Pending {
+        Request request;
+        Completion done;
+    };
+    void worker();
+    std::vector<Pending> take_batch(std::unique_lock<std::mutex>& lock);
+
+    BatchRunner& runner_;
+    std::function<MachineState()> read_state_;
+    EngineSettings settings_;
+    Observers observers_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Pending> queue_;
+    bool running_batch_ = false;
+    bool stopping_ = false;
+    std::uint64_t next_batch_id_ = 1;
+    std::thread thread_;  // last: starts after every member above exists
+};
+
+}  // namespace cpuhpd

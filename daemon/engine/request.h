@@ -1,0 +1,94 @@
+// What callers ask of the engine and what they get back. Free of D-Bus.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cpuset.h"
+#include "machine.h"
+
+namespace cpuhpd {
+
+enum class Action { Offline, Online };
+enum class Mode { Atomic, BestEffort };
+enum class Expedite { Auto, Always, Never };
+
+std::string to_string(Action action);      // "offline", "online"
+std::string to_string(Mode mode);          // "atomic", "best-effort"
+std::string to_string(Expedite expedite);  // "auto", "always", "never"
+Mode parse_mode(const std::string& name);  // throws std::invalid_argument
+Expedite parse_expedite(const std::string& name);
+
+struct Request {
+    Action action = Action::Offline;
+    std::string mask;  // the caller's text, for messages and logs
+    CpuSet cpus;       // resolved
+    Mode mode = Mode::Atomic;
+    StrategyKind strategy = StrategyKind::Auto;
+    bool dry_run = false;
+    std::string caller;  // for logs: bus name or "cpuctl"
+};
+
+// Why a request was refused before anything was touched.
+enum class RefusalKind { InvalidMask, ProtectedCpu, NotHotpluggable, TooFewOnline, NotSupported, Busy };
+std::string to_string(RefusalKind kind);  // "InvalidMask", ... (the D-Bus error suffix)
+
+class Refusal : public std::runtime_error {
+public:
+    Refusal(RefusalKind kind, std::string message, CpuSet cpus = {});
+    RefusalKind kind() const { return kind_; }
+    const CpuSet& cpus() const { return cpus_; }
+
+private:
+    RefusalKind kind_;
+    CpuSet cpus_;
+};
+
+enum class CpuOutcome { Changed, Unchanged, Failed, RolledBack, Refused };
+std::string to_string(CpuOutcome outcome);  // "changed", "unchanged", "failed", "rolled-back", "refused"
+
+struct CpuResult {
+    unsigned cpu = 0;
+    CpuOutcome outcome = CpuOutcome::Unchanged;
+    int error = 0;        // errno of the failure, 0 if none
+    std::string message;  // human text: errno text or why it was not attempted
+    bool operator==(const CpuResult&) const = default;
+};
+
+enum class Outcome { Ok, Failed, Partial };
+std::string to_string(Outcome outcome);  // "ok", "failed", "partial"
+
+struct RequestResult {
+    Action action = Action::Offline;
+    Mode mode = Mode::Atomic;
+    std::string mask;
+    StrategyKind strategy = StrategyKind::PerCpu;  // the strategy the batch used
+    bool dry_run = false;
+    std::uint64_t batch_id = 0;
+    std::chrono::microseconds duration{0};  // of the whole batch
+    std::vector<unsigned> order;            // the CPUs of this request in the order written
+    std::vector<CpuResult> cpus;            // one per requested CPU, ascending
+    Outcome outcome = Outcome::Ok;
+    std::optional<Refusal> refusal;  // set when the request was refused at batch time
+};
+
+// Derives the request outcome from its per-CPU results.
+Outcome summarize(const std::vector<CpuResult>& cpus);
+
+// What every finished batch reports (the BatchFinished signal and the log line).
+struct BatchReport {
+    std::uint64_t batch_id = 0;
+    Action action = Action::Offline;
+    StrategyKind strategy = StrategyKind::PerCpu;
+    CpuSet changed;
+    CpuSet failed;
+    std::size_t requests = 0;
+    std::chrono::microseconds duration{0};
+    bool expedited = false;
+};
+
+}  // namespace cpuhpd

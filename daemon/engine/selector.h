@@ -1,0 +1,23 @@
+// Turns a user's mask expression into a CPU set, resolving selectors from the topology.
+#pragma once
+
+#include <string_view>
+
+#include "cpulist.h"
+#include "machine.h"
+
+namespace cpuhpd {
+
+// The expression is one or more whitespace-separated arguments, whose union is taken.
+// Each argument is one of:
+//   a kernel cpulist        "0-3,8,10-15", "0-31:2/8"
+//   a cpumap with 0x prefix "0xff,00000000"
+//   a selector              "all" (every present CPU), "smt" (every SMT thread that is not
+//                           the first of its core), "package:N", "die:N" (dies of every
+//                           package with die_id N), "node:N", "core:N" (the threads of
+//                           CPU N's core)
+// Throws MaskError naming the offending argument and its offset in `expression`; an
+// empty expression, an unknown selector, or a selector that matches no CPU are errors.
+CpuSet resolve_mask(std::string_view expression, const MachineState& machine);
+
+}  // namespace cpuhpd

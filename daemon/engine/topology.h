@@ -1,0 +1,54 @@
+// CPU topology as the kernel reports it, and the memory of it: the kernel removes
+// cpuN/topology/ while a CPU is offline, so what was seen is kept and persisted.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "cpuset.h"
+#include "sysfs.h"
+
+namespace cpuhpd {
+
+struct CpuTopology {
+    int package = -1;  // physical_package_id
+    int die = -1;      // die_id
+    int core = -1;     // core_id (unique only within a package)
+    int node = -1;     // NUMA node, from devices/system/node/nodeN/cpulist
+    CpuSet siblings;   // thread_siblings_list (includes the CPU itself)
+    bool operator==(const CpuTopology&) const = default;
+};
+
+using TopologyMap = std::map<unsigned, CpuTopology>;
+
+// Reads the topology of every CPU whose topology/ directory exists now.
+TopologyMap read_topology(const SysfsPaths& paths, const CpuSet& cpus);
+
+// Keeps the last topology seen for each CPU, persisted to a file in the state directory
+// so that it survives a daemon restart while CPUs are offline.
+class TopologyMemory {
+public:
+    // `cache_file` may be empty: then nothing is persisted.
+    explicit TopologyMemory(std::filesystem::path cache_file);
+
+    // Loads the cache file if present; a malformed file is ignored (and reported in the
+    // returned message) since the live sysfs is the authority.
+    std::optional<std::string> load();
+    // Merges freshly read entries (they win) and saves if anything changed.
+    void update(const TopologyMap& seen);
+    const TopologyMap& known() const { return known_; }
+    std::optional<CpuTopology> find(unsigned cpu) const;
+
+private:
+    void save() const;
+    std::filesystem::path cache_file_;
+    TopologyMap known_;
+};
+
+// Serialisation used by the cache file (one CPU a line); exposed for tests.
+std::string serialize_topology(const TopologyMap& map);
+TopologyMap parse_topology(const std::string& text);  // throws std::runtime_error
+
+}  // namespace cpuhpd
