@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Builds the gzip cpio initramfs the guest tests boot with.
+#
+#   tests/vm/mkinitramfs.sh [--cpuhpd PATH] [--cpuctl PATH] [--output FILE]
+#                           [--modules-from DIR] [--allow-missing]
+#
+# Contents: busybox-static (+ applet symlinks), dbus-daemon as the guest's system bus
+# (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
+# project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
+# cpuctl, jq, every shared library they need (ldd + the dynamic loader), the
+# scenario scripts and /init (tests/vm/guest/init).
+# Defaults: --cpuhpd build/daemon/cpuhpd --cpuctl build/client/cpuctl
+#           --output build/vm/initramfs.cpio.gz
+# --allow-missing: build without cpuhpd/cpuctl (harness development; the cpuctl
+# scenarios then SKIP) instead of failing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cpuhpd="$repo/build/daemon/cpuhpd"
+cpuctl="$repo/build/client/cpuctl"
+out="$repo/build/vm/initramfs.cpio.gz"
+allow_missing=0
+modules_from=""
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --cpuhpd) cpuhpd="$2"; shift 2 ;;
+    --cpuctl) cpuctl="$2"; shift 2 ;;
+    --output|-o) out="$2"; shift 2 ;;
+    --modules-from) modules_from="$2"; shift 2 ;;
+    --allow-missing) allow_missing=1; shift ;;
+    -h|--help) usage ;;
+    *) echo "mkinitramfs: unknown argument $1" >&2; usage ;;
+    esac
+done
+
+log() { echo "mkinitramfs: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+busybox_bin="$(command -v busybox || true)"
+[ -n "$busybox_bin" ] || die "busybox not found (apt-get install busybox-static)"
+file -L "$busybox_bin" 2>/dev/null | grep -q 'dynamically linked' &&
+    die "$busybox_bin is dynamically linked; install busybox-static"
+for t in dbus-daemon dbus-send jq cpio gzip; do
+    command -v "$t" >/dev/null || die "$t not found (scripts/install-deps.sh)"
+done
+
+root="$(mktemp -d "${TMPDIR:-/tmp}/cpuhpd-initramfs.XXXXXX")"
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc/cpuhpd,etc/dbus-1/system.d} \
+         "$root"/{proc,sys,dev,run,tmp,root,var/lib/dbus} \
+         "$root"/usr/share/dbus-1/system.d "$root"/usr/share/dbus-1/system-services \
+         "$root"/cpuhpd-tests/scenarios
+
+# busybox and its applets
+cp "$busybox_bin" "$root/bin/busybox"
+"$busybox_bin" --list-full | while read -r applet; do
+    [ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
+done
+
+# Copy a dynamically linked binary and every library ldd names (incl. the loader),
+# keeping the library paths so the loader's default search finds them.
+copy_libs() {
+    local bin="$1" lib
+    ldd "$bin" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}' |
+    while read -r lib; do
+        [ -e "$root$lib" ] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+copy_bin() { # src dest
+    mkdir -p "$root$(dirname "$2")"
+    rm -f "$root$2"
+    cp -L "$1" "$root$2"
+    chmod 755 "$root$2"
+    copy_libs "$1"
+}
+copy_bin "$(command -v dbus-daemon)" /usr/bin/dbus-daemon
+copy_bin "$(command -v dbus-send)" /usr/bin/dbus-send
+copy_bin "$(command -v jq)" /usr/bin/jq
+# Debian's /lib64 and /lib may be symlinks into /usr; make sure the loader sits at
+# the path the binaries ask for.
+[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+
+have_bins=1
+for pair in "cpuhpd:$cpuhpd:/usr/sbin/cpuhpd" "cpuctl:$cpuctl:/usr/bin/cpuctl"; do
+    name="${pair%%:*}"; rest="${pair#*:}"; src="${rest%%:*}"; dst="${rest#*:}"
+    if [ -x "$src" ]; then
+        copy_bin "$src" "$dst"
+        log "$name: $src"
+    elif [ "$allow_missing" = 1 ]; then
+        log "WARNING: $name not found at $src; building without it (cpuctl scenarios will SKIP)"
+        have_bins=0
+    else
+        die "$name not found at $src (build it, pass --$name PATH, or --allow-missing)"
+    fi
+done
+
+# Kernel modules for options the kernel has as =m (see fetch-kernel.sh); the stock
+# Debian 6.1 kernel has everything built in, so this is normally empty.
+if [ -n "$modules_from" ] && [ -d "$modules_from" ]; then
+    mkdir -p "$root/lib/modules"
+    cp -a "$modules_from"/. "$root/lib/modules/"
+fi
+
+# The guest's system bus
+cat >"$root/etc/dbus-1/system.conf" <<'CONF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <!-- cpuhpd guest test bus: runs as root (no <user>), no activation helper. -->
+  <type>system</type>
+  <fork/>
+  <pidfile>/run/dbus/pid</pidfile>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <deny send_type="method_call"/>
+    <allow send_destination="org.freedesktop.DBus"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <deny own="*"/>
+  </policy>
+  <includedir>/usr/share/dbus-1/system.d</includedir>
+  <includedir>/etc/dbus-1/system.d</includedir>
+</busconfig>
+CONF
+if [ -f "$repo/dbus/org.cpuhpd1.conf" ]; then
+    cp "$repo/dbus/org.cpuhpd1.conf" "$root/usr/share/dbus-1/system.d/org.cpuhpd1.conf"
+    log "bus policy: dbus/org.cpuhpd1.conf"
+else
+    log "WARNING: dbus/org.cpuhpd1.conf is absent; using a permissive fallback policy"
+    cat >"$root/usr/share/dbus-1/system.d/org.cpuhpd1.conf" <<'CONF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <!-- permissive fallback written by tests/vm/mkinitramfs.sh -->
+  <policy user="root">
+    <allow own="org.cpuhpd1"/>
+  </policy>
+  <policy context="default">
+    <allow send_destination="org.cpuhpd1"/>
+    <allow receive_sender="org.cpuhpd1"/>
+  </policy>
+</busconfig>
+CONF
+fi
+
+cat >"$root/etc/passwd" <<'EOF2'
+root:x:0:0:root:/root:/bin/sh
+messagebus:x:100:101::/nonexistent:/bin/false
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF2
+cat >"$root/etc/group" <<'EOF2'
+root:x:0:
+messagebus:x:101:
+nogroup:x:65534:
+EOF2
+echo "0123456789abcdef0123456789abcdef" >"$root/etc/machine-id"
+cp "$root/etc/machine-id" "$root/var/lib/dbus/machine-id"
+
+# cpuhpd's default guest config (scenarios write others under /tmp)
+cat >"$root/etc/cpuhpd/cpuhpd.yaml" <<'EOF2'
+# cpuhpd configuration for the QEMU guest tests
+sysfs_root: /sys
+bus: system
+protected_cpus: "0"
+min_online: 1
+coalesce_ms: 20
+expedite: auto
+default_mode: atomic
+state_dir: /run/cpuhpd
+EOF2
+
+# init, the scenario library and scenarios
+cp "$here/guest/init" "$root/init"
+chmod 755 "$root/init"
+cp "$here/scenarios/"*.sh "$root/cpuhpd-tests/scenarios/"
+[ -d "$here/guest" ] && for f in "$here/guest/"*.sh; do
+    [ -e "$f" ] && cp "$f" "$root/cpuhpd-tests/"
+done
+cp "$here/scenarios/lib.sh" "$root/cpuhpd-tests/lib.sh"
+rm -f "$root/cpuhpd-tests/scenarios/lib.sh"
+echo "$have_bins" >"$root/cpuhpd-tests/have-binaries"
+
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) |
+    gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"
+log "wrote $out ($(du -h "$out" | cut -f1))"

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Boots a QEMU (TCG) guest with the cpuhpd test initramfs and runs scenarios in it.
+#
+#   tests/vm/run-guest.sh [--topology smt16|numa8] [--scenarios all|NAME,...]
+#                         [--kernel PATH] [--cpuhpd PATH] [--cpuctl PATH]
+#                         [--initrd PATH] [--build-dir DIR] [--timeout SEC]
+#                         [--show] [--debug] [--allow-missing] [--append ARGS]
+#
+# Topologies: smt16 = 16 vCPUs, 2 sockets x 4 cores x 2 threads (smt/control on);
+#             numa8 = 8 vCPUs, 2 sockets x 4 cores, no SMT, NUMA nodes 0-3 / 4-7.
+# --kernel defaults to Debian's stock kernel (tests/vm/fetch-kernel.sh).
+# --initrd skips building one (default: build with mkinitramfs.sh from --cpuhpd/--cpuctl).
+# The serial console goes to <build-dir>/vm/<topology>/console.log (build-dir defaults
+# to build/ of the repo). --show also copies it to the terminal as it comes.
+# Exit status: 0 when every scenario passed or skipped and the guest printed its
+# closing line; 1 on any FAIL, a missing closing line or a hung guest (timeout).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+topology=smt16
+scenarios=all
+kernel=""
+cpuhpd="$repo/build/daemon/cpuhpd"
+cpuctl="$repo/build/client/cpuctl"
+initrd=""
+build_dir="${CPUHPD_BUILD_DIR:-$repo/build}"
+timeout_s=840
+show=0
+debug=0
+allow_missing=0
+append_extra=""
+
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --topology) topology="$2"; shift 2 ;;
+    --scenarios|--scenario) scenarios="$2"; shift 2 ;;
+    --kernel) kernel="$2"; shift 2 ;;
+    --cpuhpd) cpuhpd="$2"; shift 2 ;;
+    --cpuctl) cpuctl="$2"; shift 2 ;;
+    --initrd) initrd="$2"; shift 2 ;;
+    --build-dir) build_dir="$2"; shift 2 ;;
+    --timeout) timeout_s="$2"; shift 2 ;;
+    --show) show=1; shift ;;
+    --debug) debug=1; shift ;;
+    --allow-missing) allow_missing=1; shift ;;
+    --append) append_extra="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "run-guest: unknown argument $1" >&2; usage ;;
+    esac
+done
+
+log() { echo "run-guest: $*" >&2; }
+
+case "$topology" in
+smt16) smp=(-smp 16,sockets=2,cores=4,threads=2) ;;
+numa8) smp=(-smp 8,sockets=2,cores=4,threads=1
+             -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+             -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1) ;;
+*) log "unknown topology $topology (smt16|numa8)"; exit 2 ;;
+esac
+
+outdir="$build_dir/vm/$topology"
+mkdir -p "$outdir"
+console="$outdir/console.log"
+
+if [ -z "$kernel" ]; then
+    kernel="$("$here/fetch-kernel.sh")" || { log "could not fetch the Debian kernel"; exit 1; }
+fi
+[ -r "$kernel" ] || { log "kernel $kernel not readable"; exit 1; }
+
+if [ -z "$initrd" ]; then
+    initrd="$outdir/initramfs.cpio.gz"
+    mk=("$here/mkinitramfs.sh" --cpuhpd "$cpuhpd" --cpuctl "$cpuctl" --output "$initrd")
+    [ "$allow_missing" = 1 ] && mk+=(--allow-missing)
+    "${mk[@]}" || { log "mkinitramfs failed"; exit 1; }
+fi
+
+append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
+[ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
+[ -n "$append_extra" ] && append="$append $append_extra"
+
+cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max,vendor=GenuineIntel -m 2G
+     "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
+log "kernel $kernel"
+log "console log $console"
+log "${cmd[*]}"
+
+start=$(date +%s)
+set +e
+if [ "$show" = 1 ]; then
+    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$console"
+    qrc=${PIPESTATUS[0]}
+else
+    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$console" 2>&1
+    qrc=$?
+fi
+set -e
+elapsed=$(( $(date +%s) - start ))
+
+# The serial console has CRLF line ends.
+clean="$outdir/console.clean.log"
+tr -d '\r' <"$console" >"$clean"
+
+status=0
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+    log "TIMEOUT: the guest did not finish within $timeout_s s (hung guest)"
+    status=1
+elif [ "$qrc" != 0 ]; then
+    log "qemu exited with status $qrc"
+    status=1
+fi
+
+echo "---- $topology: scenario results (${elapsed} s wall)"
+grep -aE '^SCENARIO [^ ]+ (PASS|FAIL|SKIP)' "$clean" || echo "(no scenario result lines)"
+grep -aE '^CPUHPD-VM: init reached' "$clean" || true
+summary="$(grep -aE '^CPUHPD-VM: [0-9]+ passed, [0-9]+ failed' "$clean" | tail -n1 || true)"
+nfail_lines=$(grep -acE '^SCENARIO [^ ]+ FAIL' "$clean" || true)
+if [ -z "$summary" ]; then
+    log "no closing 'N passed, N failed' line: the guest did not finish its scenarios"
+    status=1
+else
+    echo "$summary"
+    nfailed=$(echo "$summary" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    [ "$nfailed" = 0 ] || status=1
+fi
+[ "$nfail_lines" = 0 ] || status=1
+
+if [ "$status" != 0 ]; then
+    echo "---- tail of $console"
+    tail -n 60 "$clean"
+    echo "---- $topology: FAILED (full console log: $console)"
+else
+    echo "---- $topology: OK (console log: $console)"
+fi
+exit $status
