@@ -17,13 +17,14 @@
 namespace cpuhpd {
 
 class Executor {
-public:
+  public:
     using Completion = std::function<void(RequestResult)>;  // called on the worker thread
 
     struct Observers {
-        std::function<void(const BatchReport&)> batch_finished;       // worker thread
-        std::function<void(std::uint64_t, std::size_t, std::size_t)> progress;  // batch_id, done, total
-        std::function<void(bool)> busy_changed;                        // worker thread
+        std::function<void(const BatchReport&)> batch_finished;  // worker thread
+        std::function<void(std::uint64_t, std::size_t, std::size_t)>
+            progress;                            // batch_id, done, total
+        std::function<void(bool)> busy_changed;  // worker thread
     };
 
     Executor(BatchRunner& runner, std::function<MachineState()> read_state, EngineSettings settings,
@@ -37,7 +38,7 @@ public:
 
     bool busy() const;
 
-private:
+  private:
     struct Pending {
         Request request;
         Completion done;
@@ -54,6 +55,7 @@ private:
     std::condition_variable wake_;
     std::deque<Pending> queue_;
     bool running_batch_ = false;
+    bool just_ran_batch_ = false;  // the queue was not empty when the last batch ended
     bool stopping_ = false;
     std::uint64_t next_batch_id_ = 1;
     std::thread thread_;  // last: starts after every member above exists

@@ -19,10 +19,12 @@ struct MachineState {
     CpuSet possible;
     CpuSet present;
     CpuSet online;
-    CpuSet hotpluggable;      // CPUs that have a cpuN/online file
-    std::string smt_control;  // "on", "off", "forceoff", "notsupported", "notimplemented", "" if absent
-    bool bulk_writable = false;  // devices/system/cpu/offline and online are writable (companion patch)
-    TopologyMap topology;        // live + remembered topology, for every CPU seen so far
+    CpuSet hotpluggable;  // CPUs that have a cpuN/online file
+    std::string
+        smt_control;  // "on", "off", "forceoff", "notsupported", "notimplemented", "" if absent
+    bool bulk_writable =
+        false;             // devices/system/cpu/offline and online are writable (companion patch)
+    TopologyMap topology;  // live + remembered topology, for every CPU seen so far
 
     CpuSet offline() const { return present - online; }
     // Strategies this kernel offers, in preference order ("bulk", "smt", "per-cpu").

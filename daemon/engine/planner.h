@@ -22,8 +22,8 @@ void validate(const Request& request, const MachineState& machine, const EngineS
 struct Plan {
     Action action = Action::Offline;
     StrategyKind strategy = StrategyKind::PerCpu;
-    CpuSet requested;            // union of the batch's requests
-    CpuSet to_change;            // requested CPUs not yet in the target state
+    CpuSet requested;             // union of the batch's requests
+    CpuSet to_change;             // requested CPUs not yet in the target state
     std::vector<unsigned> order;  // to_change in write order
     bool expedite = false;        // wrap the batch in an rcu_expedited=1 window
 };
@@ -31,8 +31,8 @@ struct Plan {
 // `forced` is the strategy every request of the batch asked for, or Auto.
 // Offline order: SMT secondaries first, then primaries, each descending; online order:
 // primaries first, then secondaries, each ascending.
-Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced, const MachineState& machine,
-               const EngineSettings& settings);
+Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
+               const MachineState& machine, const EngineSettings& settings);
 
 // True when `cpus` is exactly the machine's SMT secondaries and smt/control can switch
 // them all in one write for `action`.

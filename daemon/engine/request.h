@@ -34,22 +34,32 @@ struct Request {
 };
 
 // Why a request was refused before anything was touched.
-enum class RefusalKind { InvalidMask, ProtectedCpu, NotHotpluggable, TooFewOnline, NotSupported, Busy };
+// KernelError: the batch could not run at all (sysfs unreadable, an unexpected failure).
+enum class RefusalKind {
+    InvalidMask,
+    ProtectedCpu,
+    NotHotpluggable,
+    TooFewOnline,
+    NotSupported,
+    Busy,
+    KernelError
+};
 std::string to_string(RefusalKind kind);  // "InvalidMask", ... (the D-Bus error suffix)
 
 class Refusal : public std::runtime_error {
-public:
+  public:
     Refusal(RefusalKind kind, std::string message, CpuSet cpus = {});
     RefusalKind kind() const { return kind_; }
     const CpuSet& cpus() const { return cpus_; }
 
-private:
+  private:
     RefusalKind kind_;
     CpuSet cpus_;
 };
 
 enum class CpuOutcome { Changed, Unchanged, Failed, RolledBack, Refused };
-std::string to_string(CpuOutcome outcome);  // "changed", "unchanged", "failed", "rolled-back", "refused"
+std::string to_string(
+    CpuOutcome outcome);  // "changed", "unchanged", "failed", "rolled-back", "refused"
 
 struct CpuResult {
     unsigned cpu = 0;

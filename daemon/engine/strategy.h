@@ -21,34 +21,40 @@ struct StrategyOutcome {
     int batch_error = 0;
 };
 
-// Called after each CPU (or after the whole write for one-shot strategies):
-// (done, total).
-using ProgressFn = std::function<void(std::size_t, std::size_t)>;
-// Asked before each per-CPU write: false skips the CPU (its request already failed).
-using ShouldWriteFn = std::function<bool(unsigned)>;
-
-class Strategy {
-public:
-    virtual ~Strategy() = default;
-    virtual StrategyOutcome run(Action action, const std::vector<unsigned>& order, const ShouldWriteFn& should_write,
-                                const ProgressFn& progress) = 0;
+// How the batch runner follows and steers a strategy while it runs.
+struct StrategyHooks {
+    // Asked before each per-CPU write: false skips the CPU (its atomic request failed).
+    std::function<bool(unsigned)> should_write;
+    // Told after each per-CPU write: (cpu, errno or 0).
+    std::function<void(unsigned, int)> on_result;
+    // Told after each CPU or one-shot write: (done, total).
+    std::function<void(std::size_t, std::size_t)> progress;
 };
 
-// Strategy objects bound to one sysfs root and writer; `reread` refreshes the online mask
-// after one-shot writes so the outcome names exactly the CPUs that changed.
-std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& paths, AttributeWriter& writer);
+class Strategy {
+  public:
+    virtual ~Strategy() = default;
+    virtual StrategyOutcome run(Action action, const std::vector<unsigned>& order,
+                                const StrategyHooks& hooks) = 0;
+};
+
+// Strategy objects bound to one sysfs root and writer. One-shot strategies (bulk, smt)
+// report success or the write's errno; the runner re-reads the kernel's state to learn
+// exactly which CPUs changed.
+std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& paths,
+                                        AttributeWriter& writer);
 
 // Sets kernel/rcu_expedited to 1 for the lifetime of the window and restores the value it
 // found, on every path out (also exceptions). A missing file makes it a no-op.
 class ExpediteWindow {
-public:
+  public:
     ExpediteWindow(const SysfsPaths& paths, AttributeWriter& writer, bool enable);
     ~ExpediteWindow();
     ExpediteWindow(const ExpediteWindow&) = delete;
     ExpediteWindow& operator=(const ExpediteWindow&) = delete;
     bool active() const { return active_; }
 
-private:
+  private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
     std::string old_value_;

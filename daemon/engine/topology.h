@@ -29,7 +29,7 @@ TopologyMap read_topology(const SysfsPaths& paths, const CpuSet& cpus);
 // Keeps the last topology seen for each CPU, persisted to a file in the state directory
 // so that it survives a daemon restart while CPUs are offline.
 class TopologyMemory {
-public:
+  public:
     // `cache_file` may be empty: then nothing is persisted.
     explicit TopologyMemory(std::filesystem::path cache_file);
 
@@ -41,7 +41,7 @@ public:
     const TopologyMap& known() const { return known_; }
     std::optional<CpuTopology> find(unsigned cpu) const;
 
-private:
+  private:
     void save() const;
     std::filesystem::path cache_file_;
     TopologyMap known_;

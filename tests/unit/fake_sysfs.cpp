@@ -16,7 +16,8 @@ void put(const fs::path& file, const std::string& value) {
     fs::create_directories(file.parent_path());
     std::ofstream out(file, std::ios::trunc);
     out << value << "\n";
-    if (!out) throw std::runtime_error("cannot write " + file.string());
+    if (!out)
+        throw std::runtime_error("cannot write " + file.string());
 }
 
 std::string get(const fs::path& file) {
@@ -24,7 +25,8 @@ std::string get(const fs::path& file) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string s = ss.str();
-    if (!s.empty() && s.back() == '\n') s.pop_back();
+    if (!s.empty() && s.back() == '\n')
+        s.pop_back();
     return s;
 }
 
@@ -35,11 +37,15 @@ CpuSet simple_list(const std::string& text) {
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) {
-        if (item.empty()) continue;
+        if (item.empty())
+            continue;
         auto dash = item.find('-');
         unsigned a = static_cast<unsigned>(std::stoul(item.substr(0, dash)));
-        unsigned b = dash == std::string::npos ? a : static_cast<unsigned>(std::stoul(item.substr(dash + 1)));
-        for (unsigned c = a; c <= b; ++c) set.add(c);
+        unsigned b = dash == std::string::npos
+                         ? a
+                         : static_cast<unsigned>(std::stoul(item.substr(dash + 1)));
+        for (unsigned c = a; c <= b; ++c)
+            set.add(c);
     }
     return set;
 }
@@ -48,7 +54,8 @@ CpuSet simple_list(const std::string& text) {
 
 FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
     std::string templ = (fs::temp_directory_path() / "cpuhpd-fake-sysfs-XXXXXX").string();
-    if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+    if (!mkdtemp(templ.data()))
+        throw std::runtime_error("mkdtemp failed");
     root_ = templ;
     cpus_ = topo.packages * topo.cores_per_package * topo.threads_per_core;
     online_.assign(cpus_, true);
@@ -57,7 +64,8 @@ FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
     put(cpu / "present", CpuSet::range(0, cpus_ - 1).to_string());
     put(cpu / "kernel_max", "8191");
     for (unsigned c = 0; c < cpus_; ++c) {
-        if (c != 0 || topo.cpu0_hotpluggable) put(cpu / ("cpu" + std::to_string(c)) / "online", "1");
+        if (c != 0 || topo.cpu0_hotpluggable)
+            put(cpu / ("cpu" + std::to_string(c)) / "online", "1");
         fs::create_directories(cpu / ("cpu" + std::to_string(c)));
         write_topology(c);
     }
@@ -71,9 +79,11 @@ FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
         CpuSet members;
         for (unsigned c = 0; c < cpus_; ++c) {
             unsigned package = (c % cores) / topo.cores_per_package;
-            if (per_node && package / per_node == n) members.add(c);
+            if (per_node && package / per_node == n)
+                members.add(c);
         }
-        put(root_ / "devices/system/node" / ("node" + std::to_string(n)) / "cpulist", members.to_string());
+        put(root_ / "devices/system/node" / ("node" + std::to_string(n)) / "cpulist",
+            members.to_string());
     }
     put(root_ / "kernel/rcu_expedited", "0");
     rewrite_summaries();
@@ -81,9 +91,11 @@ FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
         fs::permissions(cpu / "online", fs::perms::owner_write, fs::perm_options::add);
         fs::permissions(cpu / "offline", fs::perms::owner_write, fs::perm_options::add);
     } else {
-        fs::permissions(cpu / "online", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+        fs::permissions(cpu / "online",
+                        fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
                         fs::perm_options::replace);
-        fs::permissions(cpu / "offline", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+        fs::permissions(cpu / "offline",
+                        fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
                         fs::perm_options::replace);
     }
 }
@@ -98,7 +110,8 @@ void FakeSysfs::write_topology(unsigned c) {
     const unsigned core_index = c % cores;  // x86 numbering: thread t of core i is i + t * cores
     const fs::path dir = root_ / "devices/system/cpu" / ("cpu" + std::to_string(c)) / "topology";
     CpuSet siblings;
-    for (unsigned t = 0; t < topo_.threads_per_core; ++t) siblings.add(core_index + t * cores);
+    for (unsigned t = 0; t < topo_.threads_per_core; ++t)
+        siblings.add(core_index + t * cores);
     put(dir / "physical_package_id", std::to_string(core_index / topo_.cores_per_package));
     put(dir / "die_id", "0");
     put(dir / "core_id", std::to_string(core_index % topo_.cores_per_package));
@@ -109,14 +122,16 @@ void FakeSysfs::write_topology(unsigned c) {
 CpuSet FakeSysfs::online() const {
     CpuSet set;
     for (unsigned c = 0; c < cpus_; ++c)
-        if (online_[c]) set.add(c);
+        if (online_[c])
+            set.add(c);
     return set;
 }
 
 void FakeSysfs::set_online(unsigned c, bool on) {
     online_.at(c) = on;
     const fs::path dir = root_ / "devices/system/cpu" / ("cpu" + std::to_string(c));
-    if (fs::exists(dir / "online")) put(dir / "online", on ? "1" : "0");
+    if (fs::exists(dir / "online"))
+        put(dir / "online", on ? "1" : "0");
     // The kernel removes topology/ while a CPU is offline.
     if (on)
         write_topology(c);
@@ -134,24 +149,35 @@ void FakeSysfs::rewrite_summaries() {
         const fs::path file = cpu / name;
         std::error_code ec;
         const auto old = fs::status(file, ec).permissions();
-        if (!ec) fs::permissions(file, fs::perms::owner_write, fs::perm_options::add);
+        if (!ec)
+            fs::permissions(file, fs::perms::owner_write, fs::perm_options::add);
         put(file, value.to_string());
-        if (!ec) fs::permissions(file, old, fs::perm_options::replace);
+        if (!ec)
+            fs::permissions(file, old, fs::perm_options::replace);
     }
 }
 
-std::string FakeSysfs::read(const std::string& relative) const { return get(root_ / relative); }
+std::string FakeSysfs::read(const std::string& relative) const {
+    return get(root_ / relative);
+}
 
-void FakeSysfs::write(const std::string& relative, const std::string& value) { put(root_ / relative, value); }
+void FakeSysfs::write(const std::string& relative, const std::string& value) {
+    put(root_ / relative, value);
+}
 
-void FakeKernelWriter::fail_cpu(unsigned cpu, int err, int times) { cpu_failures_[cpu] = {err, times}; }
+void FakeKernelWriter::fail_cpu(unsigned cpu, int err, int times) {
+    cpu_failures_[cpu] = {err, times};
+}
 
-void FakeKernelWriter::fail_file(const std::string& relative, int err) { file_failures_[relative] = err; }
+void FakeKernelWriter::fail_file(const std::string& relative, int err) {
+    file_failures_[relative] = err;
+}
 
 std::vector<std::string> FakeKernelWriter::writes_to(const std::string& relative) const {
     std::vector<std::string> values;
     for (const auto& w : log_)
-        if (w.file == relative) values.push_back(w.value);
+        if (w.file == relative)
+            values.push_back(w.value);
     return values;
 }
 
@@ -161,9 +187,11 @@ int FakeKernelWriter::change_cpu(unsigned cpu, bool online) {
         --it->second.second;
         return it->second.first;
     }
-    if (online && !fs_.topo_.smt_control.empty() && fs_.read("devices/system/cpu/smt/control") == "off") {
+    if (online && !fs_.topo_.smt_control.empty() &&
+        fs_.read("devices/system/cpu/smt/control") == "off") {
         const unsigned cores = fs_.topo_.packages * fs_.topo_.cores_per_package;
-        if (cpu >= cores) return EPERM;  // a secondary thread while SMT is disabled
+        if (cpu >= cores)
+            return EPERM;  // a secondary thread while SMT is disabled
     }
     fs_.set_online(cpu, online);
     return 0;
@@ -196,7 +224,8 @@ int FakeKernelWriter::write(const fs::path& file, const std::string& value) {
         else {
             fs_.write(rel, value);  // the kernel switches the control first, then the CPUs
             for (unsigned c = cores; c < fs_.cpus_ && result == 0; ++c)
-                if (fs_.online_[c] != (value == "on")) result = change_cpu(c, value == "on");
+                if (fs_.online_[c] != (value == "on"))
+                    result = change_cpu(c, value == "on");
             fs_.write("devices/system/cpu/smt/active", value == "on" ? "1" : "0");
         }
     } else if (rel == "devices/system/cpu/offline" || rel == "devices/system/cpu/online") {
@@ -212,9 +241,12 @@ int FakeKernelWriter::write(const fs::path& file, const std::string& value) {
             }
             // Cheap refusals first, as the companion patch does them: nothing changes.
             for (unsigned c : cpus.members())
-                if (result == 0 && c >= fs_.cpus_) result = EINVAL;
-            if (result == 0 && !online && cpus.contains(0) && !fs_.topo_.cpu0_hotpluggable) result = EPERM;
-            if (result == 0 && !online && fs_.online().is_subset_of(cpus)) result = EBUSY;
+                if (result == 0 && c >= fs_.cpus_)
+                    result = EINVAL;
+            if (result == 0 && !online && cpus.contains(0) && !fs_.topo_.cpu0_hotpluggable)
+                result = EPERM;
+            if (result == 0 && !online && fs_.online().is_subset_of(cpus))
+                result = EBUSY;
             if (result == 0) {
                 const unsigned cores = fs_.topo_.packages * fs_.topo_.cores_per_package;
                 std::vector<unsigned> order = cpus.members();
@@ -223,9 +255,11 @@ int FakeKernelWriter::write(const fs::path& file, const std::string& value) {
                     return online ? (a < cores) > (b < cores) : (a >= cores) > (b >= cores);
                 });
                 for (unsigned c : order) {
-                    if (fs_.online_[c] == online) continue;
+                    if (fs_.online_[c] == online)
+                        continue;
                     result = change_cpu(c, online);
-                    if (result != 0) break;  // stop, keep what is done
+                    if (result != 0)
+                        break;  // stop, keep what is done
                 }
             }
         }

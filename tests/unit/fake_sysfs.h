@@ -26,7 +26,7 @@ struct FakeTopology {
 };
 
 class FakeSysfs {
-public:
+  public:
     explicit FakeSysfs(const FakeTopology& topo = {});
     ~FakeSysfs();  // removes the tree
     FakeSysfs(const FakeSysfs&) = delete;
@@ -35,14 +35,14 @@ public:
     const std::filesystem::path& root() const { return root_; }
     SysfsPaths paths() const { return SysfsPaths(root_); }
     unsigned cpu_count() const { return cpus_; }
-    CpuSet online() const;  // from the per-CPU state the fake kernel keeps
+    CpuSet online() const;                       // from the per-CPU state the fake kernel keeps
     void set_online(unsigned cpu, bool online);  // as the kernel would: files and topology/
     std::string read(const std::string& relative) const;  // e.g. "kernel/rcu_expedited"
     void write(const std::string& relative, const std::string& value);  // plain file write
 
     const FakeTopology& topology() const { return topo_; }
 
-private:
+  private:
     friend class FakeKernelWriter;
     void rewrite_summaries();
     void write_topology(unsigned cpu);
@@ -55,7 +55,7 @@ private:
 // Acts as the kernel for writes below a FakeSysfs: cpuN/online, smt/control, the bulk
 // cpu/offline and cpu/online files, rcu_expedited. Failures can be injected per CPU.
 class FakeKernelWriter final : public AttributeWriter {
-public:
+  public:
     explicit FakeKernelWriter(FakeSysfs& fs) : fs_(fs) {}
     int write(const std::filesystem::path& file, const std::string& value) override;
 
@@ -74,7 +74,7 @@ public:
     // rcu_expedited's value at the time of each per-CPU online write
     const std::vector<std::string>& expedited_during_cpu_writes() const { return expedited_seen_; }
 
-private:
+  private:
     int change_cpu(unsigned cpu, bool online);
     FakeSysfs& fs_;
     std::map<unsigned, std::pair<int, int>> cpu_failures_;  // cpu -> (errno, remaining)

@@ -1,0 +1,136 @@
+#include "executor.h"
+
+#include "planner.h"
+
+namespace cpuhpd {
+
+Executor::Executor(BatchRunner& runner, std::function<MachineState()> read_state,
+                   EngineSettings settings, Observers observers)
+    : runner_(runner),
+      read_state_(std::move(read_state)),
+      settings_(std::move(settings)),
+      observers_(std::move(observers)),
+      thread_([this] { worker(); }) {}
+
+Executor::~Executor() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    // Whatever was still queued is answered, never dropped.
+    for (auto& pending : queue_) {
+        RequestResult r;
+        r.action = pending.request.action;
+        r.mask = pending.request.mask;
+        r.outcome = Outcome::Failed;
+        r.refusal = Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed");
+        pending.done(std::move(r));
+    }
+}
+
+void Executor::submit(Request request, Completion done) {
+    if (request.dry_run) {
+        done(runner_.dry_run(request));
+        return;
+    }
+    // Refuse up front what can never succeed, so the caller hears at once.
+    validate(request, read_state_(), settings_);
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_)
+            throw Refusal(RefusalKind::Busy, "cpuhpd is shutting down");
+        if (queue_.size() >= settings_.max_queued_requests)
+            throw Refusal(RefusalKind::Busy, std::to_string(queue_.size()) +
+                                                 " requests are queued already; try again");
+        const bool was_idle = !running_batch_ && queue_.empty();
+        queue_.push_back({std::move(request), std::move(done)});
+        if (was_idle && observers_.busy_changed)
+            observers_.busy_changed(true);
+    }
+    wake_.notify_all();
+}
+
+bool Executor::busy() const {
+    std::lock_guard lock(mutex_);
+    return running_batch_ || !queue_.empty();
+}
+
+std::vector<Executor::Pending> Executor::take_batch(std::unique_lock<std::mutex>&) {
+    // The longest run at the head of the queue with the head's action and strategy:
+    // arrival order is kept, and opposite actions never share a batch. A forced smt
+    // request stands alone, since it must be exactly the SMT secondaries.
+    std::vector<Pending> batch;
+    const Action action = queue_.front().request.action;
+    const StrategyKind strategy = queue_.front().request.strategy;
+    while (!queue_.empty() && queue_.front().request.action == action &&
+           queue_.front().request.strategy == strategy) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+        if (strategy == StrategyKind::Smt)
+            break;
+    }
+    return batch;
+}
+
+void Executor::worker() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (stopping_)
+            return;
+        // A request that finds the executor idle waits for company; requests queued
+        // while a batch ran have waited already and go at once.
+        if (!just_ran_batch_ && settings_.coalesce.count() > 0) {
+            const auto deadline = std::chrono::steady_clock::now() + settings_.coalesce;
+            wake_.wait_until(lock, deadline, [this] { return stopping_; });
+            if (stopping_)
+                return;
+        }
+        std::vector<Pending> batch = take_batch(lock);
+        running_batch_ = true;
+        const std::uint64_t batch_id = next_batch_id_++;
+        lock.unlock();
+
+        std::vector<Request> requests;
+        requests.reserve(batch.size());
+        for (const auto& p : batch)
+            requests.push_back(p.request);
+        BatchOutput output;
+        try {
+            output = runner_.run(batch_id, requests,
+                                 [this, batch_id](std::size_t done, std::size_t total) {
+                                     if (observers_.progress)
+                                         observers_.progress(batch_id, done, total);
+                                 });
+        } catch (const std::exception& e) {
+            output.results.clear();
+            for (const auto& req : requests) {
+                RequestResult r;
+                r.action = req.action;
+                r.mask = req.mask;
+                r.batch_id = batch_id;
+                r.outcome = Outcome::Failed;
+                r.refusal = Refusal(RefusalKind::KernelError,
+                                    std::string("batch could not run: ") + e.what());
+                output.results.push_back(std::move(r));
+            }
+            output.report.batch_id = batch_id;
+            output.report.action = requests.front().action;
+            output.report.requests = requests.size();
+        }
+        for (std::size_t i = 0; i < batch.size(); ++i)
+            batch[i].done(std::move(output.results[i]));
+        if (observers_.batch_finished)
+            observers_.batch_finished(output.report);
+
+        lock.lock();
+        running_batch_ = false;
+        just_ran_batch_ = !queue_.empty();
+        if (queue_.empty() && observers_.busy_changed)
+            observers_.busy_changed(false);
+    }
+}
+
+}  // namespace cpuhpd

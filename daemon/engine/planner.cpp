@@ -1,0 +1,137 @@
+#include "planner.h"
+
+#include <algorithm>
+
+namespace cpuhpd {
+
+namespace {
+
+CpuSet needing_change(Action action, const CpuSet& cpus, const MachineState& machine) {
+    return action == Action::Offline ? (cpus & machine.online) : (cpus - machine.online);
+}
+
+bool is_primary_thread(unsigned cpu, const MachineState& machine) {
+    auto it = machine.topology.find(cpu);
+    if (it == machine.topology.end() || it->second.siblings.empty())
+        return true;
+    return it->second.siblings.first() == cpu;
+}
+
+std::string plural_cpus(const CpuSet& cpus) {
+    return (cpus.count() == 1 ? "CPU " : "CPUs ") + cpus.to_string();
+}
+
+}  // namespace
+
+bool smt_control_applies(Action action, const CpuSet& cpus, const MachineState& machine) {
+    const CpuSet secondaries = machine.smt_secondaries();
+    if (secondaries.empty() || !(cpus == secondaries))
+        return false;
+    // "on" when already on is a no-op in the kernel, so switching on needs "off" now.
+    return action == Action::Offline ? machine.smt_control == "on" : machine.smt_control == "off";
+}
+
+void validate(const Request& request, const MachineState& machine, const EngineSettings& settings,
+              const CpuSet& already_leaving) {
+    const CpuSet& cpus = request.cpus;
+    if (cpus.empty())
+        throw Refusal(RefusalKind::InvalidMask, "the mask '" + request.mask + "' names no CPU");
+    if (const CpuSet absent = cpus - machine.present; !absent.empty())
+        throw Refusal(RefusalKind::InvalidMask,
+                      plural_cpus(absent) +
+                          " not present (present CPUs: " + machine.present.to_string() + ")",
+                      absent);
+    if (request.action == Action::Offline) {
+        if (const CpuSet prot = cpus & settings.protected_cpus; !prot.empty())
+            throw Refusal(RefusalKind::ProtectedCpu,
+                          plural_cpus(prot) + " protected (protected_cpus: " +
+                              settings.protected_cpus.to_string() + "); not taken offline",
+                          prot);
+    }
+    const CpuSet to_change = needing_change(request.action, cpus, machine);
+    if (const CpuSet fixed = to_change - machine.hotpluggable; !fixed.empty())
+        throw Refusal(RefusalKind::NotHotpluggable,
+                      plural_cpus(fixed) + " cannot be taken " + to_string(request.action) +
+                          ": the kernel offers no online file for " +
+                          (fixed.count() == 1 ? "it" : "them"),
+                      fixed);
+    if (request.action == Action::Offline) {
+        const CpuSet remaining = machine.online - already_leaving - to_change;
+        if (remaining.count() < settings.min_online)
+            throw Refusal(RefusalKind::TooFewOnline,
+                          "taking " + plural_cpus(to_change) + " offline would leave " +
+                              std::to_string(remaining.count()) + " CPU(s) online (" +
+                              remaining.to_string() + "); min_online is " +
+                              std::to_string(settings.min_online),
+                          to_change);
+    }
+    switch (request.strategy) {
+        case StrategyKind::Bulk:
+            if (!machine.bulk_writable)
+                throw Refusal(
+                    RefusalKind::NotSupported,
+                    "strategy bulk needs the companion kernel patch (writable "
+                    "/sys/devices/system/cpu/offline and online); this kernel does not offer it");
+            break;
+        case StrategyKind::Smt:
+            if (machine.smt_control != "on" && machine.smt_control != "off")
+                throw Refusal(RefusalKind::NotSupported,
+                              "strategy smt needs smt/control to be on or off; it is '" +
+                                  (machine.smt_control.empty() ? std::string("absent")
+                                                               : machine.smt_control) +
+                                  "'");
+            if (!(cpus == machine.smt_secondaries()))
+                throw Refusal(RefusalKind::NotSupported,
+                              "strategy smt applies only to exactly the SMT secondaries (" +
+                                  machine.smt_secondaries().to_string() + "), not " +
+                                  cpus.to_string());
+            break;
+        case StrategyKind::Auto:
+        case StrategyKind::PerCpu:
+            break;
+    }
+}
+
+Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
+               const MachineState& machine, const EngineSettings& settings) {
+    Plan plan;
+    plan.action = action;
+    plan.requested = requested;
+    plan.to_change = needing_change(action, requested, machine);
+    if (forced != StrategyKind::Auto)
+        plan.strategy = forced;
+    else if (machine.bulk_writable)
+        plan.strategy = StrategyKind::Bulk;
+    else if (smt_control_applies(action, requested, machine))
+        plan.strategy = StrategyKind::Smt;
+    else
+        plan.strategy = StrategyKind::PerCpu;
+
+    // Siblings go down before their primaries; primaries come up first.
+    plan.order = plan.to_change.members();
+    auto rank = [&](unsigned cpu) {
+        const bool primary = is_primary_thread(cpu, machine);
+        return action == Action::Offline ? (primary ? 1 : 0) : (primary ? 0 : 1);
+    };
+    std::stable_sort(plan.order.begin(), plan.order.end(), [&](unsigned a, unsigned b) {
+        if (rank(a) != rank(b))
+            return rank(a) < rank(b);
+        return action == Action::Offline ? a > b : a < b;
+    });
+
+    switch (settings.expedite) {
+        case Expedite::Always:
+            plan.expedite = !plan.to_change.empty();
+            break;
+        case Expedite::Never:
+            plan.expedite = false;
+            break;
+        case Expedite::Auto:
+            // smt/control loops in the kernel on its own; a single CPU gains nothing.
+            plan.expedite = plan.strategy != StrategyKind::Smt && plan.to_change.count() >= 2;
+            break;
+    }
+    return plan;
+}
+
+}  // namespace cpuhpd
