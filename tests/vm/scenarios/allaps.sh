@@ -1,0 +1,19 @@
+#!/bin/sh
+# allaps: every AP (all hotpluggable, unprotected CPUs) offline in one request and
+# back online in one request.
+. /cpuhpd-tests/lib.sh
+need_binaries
+assert_all_online "start"
+H=$(hotpluggable)
+[ -n "$H" ] || skip "no hotpluggable CPU"
+cc --json offline all
+assert_rc 0 "offline all"
+assert_json_changed "$H" "offline all"
+assert_offline_exactly "$H" "offline all"
+note "offline all: $(count $H) CPUs in ${MS} ms, strategy $(jqo .strategy), batch $(jqo .batch_id)"
+cc --json online all
+assert_rc 0 "online all"
+assert_json_changed "$H" "online all"
+assert_all_online "online all"
+note "online all: $(count $H) CPUs in ${MS} ms, strategy $(jqo .strategy)"
+exit 0

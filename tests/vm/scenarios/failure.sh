@@ -1,0 +1,106 @@
+#!/bin/sh
+# failure: a mid-batch kernel failure injected with cpuN/hotplug/fail.
+# - the kernel mechanism itself is checked first with a plain sysfs write;
+# - atomic mode: every CPU of the request is back online, cpuctl exits 1, the JSON
+#   outcome is "failed", the victim "failed", the CPUs done before it "rolled-back";
+# - --best-effort: the one failure is reported, the rest stay offline, exit 64.
+. /cpuhpd-tests/lib.sh
+assert_all_online "start"
+H=$(hotpluggable)
+n=$(count $H)
+[ $n -ge 4 ] || skip "needs 4 hotpluggable CPUs, have $n"
+STATES=$SYS/hotplug/states
+[ -r $STATES ] || skip "no $STATES"
+[ -e $SYS/cpu$(last $H)/hotplug/fail ] || skip "no cpuN/hotplug/fail in this kernel"
+
+state_num() { sed -n "s/^ *\([0-9]*\): $1\$/\1/p" $STATES | head -n1; }
+inject() { # cpu state
+    echo "+ echo $2 > $SYS/cpu$1/hotplug/fail"
+    echo $2 >$SYS/cpu$1/hotplug/fail || fail "cannot write $2 to cpu$1/hotplug/fail"
+}
+clear_fail() { local c; for c in $H; do echo -1 >$SYS/cpu$c/hotplug/fail 2>/dev/null; done; }
+
+# Find a state whose injected failure makes an offline fail (and leaves the CPU online).
+V=$(last $H)
+FAIL_STATE=""
+for name in sched:active perf:online workqueue:online; do
+    num=$(state_num $name)
+    [ -n "$num" ] || { note "state $name not in $STATES"; continue; }
+    echo $num >$SYS/cpu$V/hotplug/fail 2>/dev/null || { note "kernel refuses fail=$num ($name)"; continue; }
+    if echo 0 >$SYS/cpu$V/online 2>/tmp/raw.err; then
+        note "fail=$num ($name): offline of cpu$V succeeded anyway"
+        echo 1 >$SYS/cpu$V/online
+        continue
+    fi
+    note "fail=$num ($name): raw offline of cpu$V failed: $(cat /tmp/raw.err)"
+    cpu_is_online $V || fail "cpu$V not online after the injected failure"
+    assert_all_online "raw injected failure on cpu$V"
+    FAIL_STATE=$num
+    break
+done
+clear_fail
+[ -n "$FAIL_STATE" ] || fail "no hotplug state found whose injected failure fails an offline"
+need_binaries
+
+# Request: four hotpluggable CPUs (the last four). Ask the daemon for its order first,
+# then fail the CPU it would take LAST, so that every other CPU is already offline.
+M="$(compress $(nth $((n - 4)) $H) $(nth $((n - 3)) $H) $(nth $((n - 2)) $H) $(nth $((n - 1)) $H))"
+MS_SET=$(expand "$M")
+cc --json plan offline "$M"
+assert_rc 0 "plan offline $M"
+order=$(jqo '.order[]' | tr '\n' ' ')
+[ -n "$order" ] || fail "plan offline $M: no order"
+note "plan order: $order strategy $(jqo .strategy)"
+V=$(last $order)
+OTHERS=$(minus "$MS_SET" "$V")
+
+# --- atomic
+inject $V $FAIL_STATE
+cc --json offline "$M"
+assert_rc 1 "atomic offline with cpu$V failing"
+json_ok "atomic"
+assert_eq "$(jqo .outcome)" failed "atomic: outcome"
+assert_eq "$(jqo .mode)" atomic "atomic: mode"
+assert_eq "$(json_cpus_with failed)" "$V" "atomic: cpus failed"
+rb=$(json_cpus_with rolled-back)
+[ "$(jqo .strategy)" = per-cpu ] && assert_eq "$rb" "$OTHERS" "atomic: cpus rolled-back"
+[ -n "$rb" ] || fail "atomic: no CPU reported rolled-back"
+assert_eq "$(jqo "[.cpus[] | select(.cpu == $V) | .error] | .[0]")" EAGAIN "atomic: errno of cpu$V"
+assert_all_online "atomic rollback"
+clear_fail
+
+# --- best effort
+inject $V $FAIL_STATE
+cc --json offline --best-effort "$M"
+assert_rc 64 "best-effort offline with cpu$V failing"
+json_ok "best-effort"
+assert_eq "$(jqo .outcome)" partial "best-effort: outcome"
+assert_eq "$(jqo .mode)" best-effort "best-effort: mode"
+assert_eq "$(json_cpus_with failed)" "$V" "best-effort: cpus failed"
+assert_eq "$(json_cpus_with changed)" "$OTHERS" "best-effort: cpus changed"
+assert_offline_exactly "$OTHERS" "best-effort keeps the rest"
+clear_fail
+cc --json online "$M"
+assert_rc 0 "online $M after best-effort"
+assert_eq "$(json_cpus_with changed)" "$OTHERS" "online after best-effort: changed"
+assert_eq "$(json_cpus_with unchanged)" "$V" "online after best-effort: unchanged"
+assert_all_online "restore after best-effort"
+
+# --- a failure on the way up (online) in atomic mode: the request's CPUs end offline
+cc --json offline "$M"
+assert_rc 0 "offline $M"
+assert_offline_exactly "$MS_SET" "offline $M"
+cc --json plan online "$M"
+V2=$(last $(jqo '.order[]' | tr '\n' ' '))
+[ -n "$V2" ] || V2=$(last $MS_SET)
+inject $V2 $FAIL_STATE
+cc --json online "$M"
+assert_rc 1 "atomic online with cpu$V2 failing"
+assert_eq "$(jqo .outcome)" failed "atomic online: outcome"
+assert_eq "$(json_cpus_with failed)" "$V2" "atomic online: cpus failed"
+assert_offline_exactly "$MS_SET" "atomic online rollback (all of $M offline again)"
+clear_fail
+cc --json online "$M"
+assert_rc 0 "online $M"
+assert_all_online "end"
+exit 0

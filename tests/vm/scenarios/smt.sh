@@ -1,0 +1,49 @@
+#!/bin/sh
+# smt: `cpuctl smt off|on` and `cpuctl offline smt` go through smt/control: the
+# control file changes, exactly the secondary threads go offline, and the strategy
+# in the --json output is "smt". Skips on a topology without SMT.
+. /cpuhpd-tests/lib.sh
+need_binaries
+assert_all_online "start"
+ctl=$(smt_control)
+S=$(smt_secondaries)
+[ "$ctl" = on ] || skip "smt/control is '$ctl' (no SMT in this topology)"
+[ -n "$S" ] || skip "smt/control on but no CPU has a sibling"
+note "secondary threads: {$(compress $S)}"
+
+cc --json smt off
+assert_rc 0 "smt off"
+json_ok "smt off"
+assert_eq "$(jqo .strategy)" smt "smt off: strategy"
+assert_eq "$(smt_control)" off "smt off: $SYS/smt/control"
+assert_offline_exactly "$S" "smt off"
+assert_eq "$(json_cpus_with changed)" "$S" "smt off: cpus changed"
+
+cc --json smt on
+assert_rc 0 "smt on"
+assert_eq "$(jqo .strategy)" smt "smt on: strategy"
+assert_eq "$(smt_control)" on "smt on: $SYS/smt/control"
+assert_all_online "smt on"
+
+cc --json offline smt
+assert_rc 0 "offline smt"
+assert_eq "$(jqo .strategy)" smt "offline smt: strategy"
+assert_eq "$(smt_control)" off "offline smt: $SYS/smt/control"
+assert_offline_exactly "$S" "offline smt"
+
+cc --json online smt
+assert_rc 0 "online smt"
+assert_eq "$(smt_control)" on "online smt: $SYS/smt/control"
+assert_all_online "online smt"
+
+# A mask that is not exactly the secondaries must not use smt/control.
+x=$(last $S)
+cc --json offline $x
+assert_rc 0 "offline one sibling"
+[ "$(jqo .strategy)" != smt ] || fail "offline of one sibling used the smt strategy"
+assert_eq "$(smt_control)" on "one sibling: smt/control untouched"
+assert_offline_exactly "$x" "offline one sibling"
+cc --json online $x
+assert_rc 0 "online one sibling"
+assert_all_online "online one sibling"
+exit 0
