@@ -90,7 +90,8 @@ log "${cmd[*]}"
 start=$(date +%s)
 set +e
 if [ "$show" = 1 ]; then
-    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$console"
+    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$console" |
+        sed -u -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g'
     qrc=${PIPESTATUS[0]}
 else
     timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$console" 2>&1

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Boots a 16-vCPU guest (smt16: 2 sockets x 4 cores x 2 threads) in which cpuhpd runs,
+# prints `cpuctl topology` and `cpuctl status`, then times `cpuctl offline all` /
+# `cpuctl online all` beside a plain per-CPU shell loop doing the same work in the same
+# guest, and prints the guest's output to the terminal.
+#
+#   tests/vm/demo.sh [--reps N] [--kernel PATH] [--cpuhpd PATH] [--cpuctl PATH]
+#                    [--topology smt16|numa8]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+reps=3
+args=()
+topology=smt16
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --reps) reps="$2"; shift 2 ;;
+    --topology) topology="$2"; shift 2 ;;
+    --kernel|--cpuhpd|--cpuctl|--build-dir|--timeout) args+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "demo: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+exec "$here/run-guest.sh" --topology "$topology" --scenarios demo --show \
+    --append "cpuhpd.demo_reps=$reps" "${args[@]}"
