@@ -1,0 +1,50 @@
+// A fake machine and an engine bound to it, shared by the planner, batch and executor tests.
+#pragma once
+
+#include <memory>
+
+#include "batch_runner.h"
+#include "fake_sysfs.h"
+#include "journal.h"
+#include "machine.h"
+#include "topology.h"
+
+namespace cpuhpd::test {
+
+struct FakeMachine {
+    explicit FakeMachine(FakeTopology topo = {}, EngineSettings s = {})
+        : fs(topo),
+          paths(fs.root()),
+          writer(fs),
+          memory(fs.root() / "topology.cache"),
+          settings(std::move(s)) {
+        runner = std::make_unique<BatchRunner>(
+            paths, writer, journal, [this] { return state(); }, settings);
+    }
+    MachineState state() { return read_machine(paths, memory); }
+
+    Request request(Action action, const CpuSet& cpus, Mode mode = Mode::Atomic,
+                    StrategyKind strategy = StrategyKind::Auto) {
+        Request r;
+        r.action = action;
+        r.cpus = cpus;
+        r.mask = cpus.to_string();
+        r.mode = mode;
+        r.strategy = strategy;
+        return r;
+    }
+
+    FakeSysfs fs;
+    SysfsPaths paths;
+    FakeKernelWriter writer;
+    TopologyMemory memory;
+    NullJournal journal;
+    EngineSettings settings;
+    std::unique_ptr<BatchRunner> runner;
+};
+
+inline CpuSet set(std::initializer_list<unsigned> cpus) {
+    return CpuSet::from(std::vector<unsigned>(cpus));
+}
+
+}  // namespace cpuhpd::test

@@ -1,0 +1,204 @@
+#include "executor.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "engine_fixture.h"
+
+namespace cpuhpd::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Collects completions and lets a test wait for a number of them, with a deadline.
+class Results {
+  public:
+    Executor::Completion slot() {
+        return [this](RequestResult r) {
+            std::lock_guard lock(mutex_);
+            results_.push_back(std::move(r));
+            cv_.notify_all();
+        };
+    }
+    std::vector<RequestResult> wait_for(std::size_t n) {
+        std::unique_lock lock(mutex_);
+        EXPECT_TRUE(cv_.wait_for(lock, 10s, [&] { return results_.size() >= n; }))
+            << "only " << results_.size() << " of " << n << " requests completed";
+        return results_;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::vector<RequestResult> results_;
+};
+
+// Blocks the first per-CPU write until released, so a test can queue requests while a
+// batch is known to be running.
+class GateWriter final : public AttributeWriter {
+  public:
+    explicit GateWriter(AttributeWriter& inner) : inner_(inner) {}
+    int write(const std::filesystem::path& file, const std::string& value) override {
+        if (file.filename() == "online" && !gated_) {
+            gated_ = true;
+            entered_.set_value();
+            release_.get_future().wait();
+        }
+        return inner_.write(file, value);
+    }
+    std::promise<void> entered_;
+    std::promise<void> release_;
+
+  private:
+    AttributeWriter& inner_;
+    bool gated_ = false;
+};
+
+TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
+    EngineSettings s;
+    s.coalesce = 300ms;
+    FakeMachine m({}, s);
+    Results results;
+    {
+        Executor ex(
+            *m.runner, [&] { return m.state(); }, s);
+        std::vector<std::thread> callers;
+        for (unsigned c = 1; c <= 8; ++c)
+            callers.emplace_back(
+                [&, c] { ex.submit(m.request(Action::Offline, set({c})), results.slot()); });
+        for (auto& t : callers)
+            t.join();
+        auto done = results.wait_for(8);
+        std::set<std::uint64_t> batches;
+        for (const auto& r : done) {
+            batches.insert(r.batch_id);
+            EXPECT_EQ(r.outcome, Outcome::Ok);
+            ASSERT_EQ(r.cpus.size(), 1u);  // only the caller's own CPU
+            EXPECT_EQ(r.cpus[0].outcome, CpuOutcome::Changed);
+        }
+        EXPECT_LT(batches.size(), 8u);
+    }
+    EXPECT_EQ(m.fs.online(), set({0}) | CpuSet::range(9, 15));
+}
+
+TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
+    EngineSettings s;
+    s.coalesce = 0ms;
+    FakeMachine m({}, s);
+    GateWriter gate(m.writer);
+    BatchRunner runner(
+        m.paths, gate, m.journal, [&] { return m.state(); }, s);
+    Results results;
+    Executor ex(
+        runner, [&] { return m.state(); }, s);
+    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    gate.entered_.get_future().wait();  // the first batch is writing now
+    EXPECT_TRUE(ex.busy());
+    for (unsigned c : {5u, 6u, 7u})
+        ex.submit(m.request(Action::Offline, set({c})), results.slot());
+    gate.release_.set_value();
+    auto done = results.wait_for(4);
+    EXPECT_EQ(done[0].cpus[0].cpu, 4u);
+    EXPECT_EQ(done[1].batch_id, done[2].batch_id);
+    EXPECT_EQ(done[2].batch_id, done[3].batch_id);
+    EXPECT_NE(done[0].batch_id, done[1].batch_id);
+}
+
+TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
+    EngineSettings s;
+    s.coalesce = 300ms;
+    FakeMachine m({}, s);
+    m.fs.set_online(5, false);
+    Results results;
+    Executor ex(
+        *m.runner, [&] { return m.state(); }, s);
+    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    ex.submit(m.request(Action::Online, set({5})), results.slot());
+    ex.submit(m.request(Action::Offline, set({6})), results.slot());
+    auto done = results.wait_for(3);
+    ASSERT_EQ(done.size(), 3u);
+    EXPECT_EQ(done[0].action, Action::Offline);
+    EXPECT_EQ(done[1].action, Action::Online);
+    EXPECT_EQ(done[2].action, Action::Offline);
+    EXPECT_LT(done[0].batch_id, done[1].batch_id);
+    EXPECT_LT(done[1].batch_id, done[2].batch_id);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 6}));
+}
+
+TEST(Executor, RefusesUpFrontWithoutQueueing) {
+    FakeMachine m;
+    Executor ex(
+        *m.runner, [&] { return m.state(); }, m.settings);
+    Results results;
+    try {
+        ex.submit(m.request(Action::Offline, set({0, 3})), results.slot());
+        FAIL() << "protected CPU 0 was accepted";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::ProtectedCpu);
+    }
+    EXPECT_FALSE(ex.busy());
+    EXPECT_TRUE(m.writer.log().empty());
+}
+
+TEST(Executor, SaysBusyWhenTheQueueIsFull) {
+    EngineSettings s;
+    s.coalesce = 0ms;
+    s.max_queued_requests = 1;
+    FakeMachine m({}, s);
+    GateWriter gate(m.writer);
+    BatchRunner runner(
+        m.paths, gate, m.journal, [&] { return m.state(); }, s);
+    Results results;
+    Executor ex(
+        runner, [&] { return m.state(); }, s);
+    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    gate.entered_.get_future().wait();
+    ex.submit(m.request(Action::Offline, set({5})), results.slot());  // queued
+    try {
+        ex.submit(m.request(Action::Offline, set({6})), results.slot());
+        ADD_FAILURE() << "a full queue accepted another request";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::Busy);
+    }
+    gate.release_.set_value();
+    results.wait_for(2);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 5}));
+}
+
+TEST(Executor, ReportsBusyTransitionsAndFinishedBatches) {
+    EngineSettings s;
+    s.coalesce = 0ms;
+    FakeMachine m({}, s);
+    std::mutex mu;
+    std::vector<bool> busy;
+    std::vector<BatchReport> reports;
+    Executor::Observers obs;
+    obs.busy_changed = [&](bool b) {
+        std::lock_guard l(mu);
+        busy.push_back(b);
+    };
+    obs.batch_finished = [&](const BatchReport& r) {
+        std::lock_guard l(mu);
+        reports.push_back(r);
+    };
+    Results results;
+    {
+        Executor ex(
+            *m.runner, [&] { return m.state(); }, s, obs);
+        ex.submit(m.request(Action::Offline, set({4, 5})), results.slot());
+        results.wait_for(1);
+    }
+    std::lock_guard l(mu);
+    EXPECT_EQ(busy, (std::vector<bool>{true, false}));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].changed, set({4, 5}));
+    EXPECT_TRUE(reports[0].expedited);
+}
+
+}  // namespace
+}  // namespace cpuhpd::test
