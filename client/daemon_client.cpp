@@ -1,0 +1,187 @@
+#include "daemon_client.h"
+
+#include <poll.h>
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "names.h"
+
+namespace cpuctl {
+namespace {
+
+using ResultStruct = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
+using Results = std::vector<ResultStruct>;
+using Dict = std::map<std::string, sdbus::Variant>;
+using TopologyStruct =
+    sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
+
+constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
+
+[[noreturn]] void rethrow(const sdbus::Error& e) {
+    throw DaemonError(ErrorInfo{e.getName(), e.getMessage()});
+}
+
+template <typename T>
+T field(const Dict& dict, const std::string& key, T fallback = T{}) {
+    auto it = dict.find(key);
+    if (it == dict.end() || !it->second.template containsValueOfType<T>()) {
+        return fallback;
+    }
+    return it->second.template get<T>();
+}
+
+BatchReply toBatchReply(const Results& results, const Dict& summary) {
+    BatchReply r;
+    r.action = field<std::string>(summary, "action");
+    r.mask = field<std::string>(summary, "mask");
+    r.mode = field<std::string>(summary, "mode");
+    r.strategy = field<std::string>(summary, "strategy");
+    r.dry_run = field<bool>(summary, "dry_run");
+    r.batch_id = field<uint64_t>(summary, "batch_id");
+    r.duration_us = field<uint64_t>(summary, "duration_us");
+    r.outcome = field<std::string>(summary, "outcome");
+    r.order = field<std::vector<uint32_t>>(summary, "order");
+    for (const auto& s : results) {
+        r.cpus.push_back(CpuResult{s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>(), s.get<4>()});
+    }
+    return r;
+}
+
+Dict toOptions(const BatchOptions& o) {
+    Dict d;
+    if (o.best_effort) {
+        d["mode"] = sdbus::Variant(std::string("best-effort"));
+    }
+    if (o.strategy) {
+        d["strategy"] = sdbus::Variant(*o.strategy);
+    }
+    if (o.dry_run) {
+        d["dry_run"] = sdbus::Variant(true);
+    }
+    return d;
+}
+
+}  // namespace
+
+std::string DaemonClient::describeBus(const std::optional<std::string>& busAddress) {
+    if (busAddress) {
+        return "the bus at " + *busAddress;
+    }
+    const char* env = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    return std::string("the system bus (") + (env && *env ? env : kDefaultSystemBus) + ")";
+}
+
+DaemonClient::DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout)
+    : timeout_(timeout) {
+    try {
+        // The "session" in the name only labels the connection: sd-bus connects to the address
+        // given, as a bus client.
+        connection_ = busAddress ? sdbus::createSessionBusConnectionWithAddress(*busAddress)
+                                 : sdbus::createSystemBusConnection();
+    } catch (const sdbus::Error& e) {
+        // sdbus-c++ reports "Failed to open bus (...)" under its own error name; the D-Bus name
+        // for "could not connect" is NoServer.
+        throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.NoServer", e.getMessage()});
+    }
+    proxy_ = sdbus::createProxy(*connection_, cpuhpd::dbus::kBusName, cpuhpd::dbus::kObjectPath);
+}
+
+DaemonClient::~DaemonClient() = default;
+
+BatchReply DaemonClient::batch(const std::string& method, const std::string& argument,
+                               const BatchOptions& options, const ProgressFn& progress) {
+    try {
+        if (progress) {
+            proxy_->uponSignal("BatchProgress")
+                .onInterface(cpuhpd::dbus::kInterface)
+                .call([&progress](uint64_t /*batch_id*/, uint32_t done, uint32_t total) {
+                    progress(done, total);
+                });
+            proxy_->finishRegistration();
+        }
+
+        // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
+        // timeout error reply) arrives, so that signals are dispatched while we wait.
+        bool replied = false;
+        std::optional<ErrorInfo> error;
+        BatchReply reply;
+        auto pending = proxy_->callMethodAsync(method)
+                           .onInterface(cpuhpd::dbus::kInterface)
+                           .withTimeout(timeout_)
+                           .withArguments(argument, toOptions(options))
+                           .uponReplyInvoke([&](const sdbus::Error* e, const Results& results,
+                                                const Dict& summary) {
+                               replied = true;
+                               if (e != nullptr) {
+                                   error = ErrorInfo{e->getName(), e->getMessage()};
+                               } else {
+                                   reply = toBatchReply(results, summary);
+                               }
+                           });
+        while (!replied) {
+            if (connection_->processPendingRequest()) {
+                continue;  // more may be queued
+            }
+            auto pd = connection_->getEventLoopPollData();
+            pollfd pfd{pd.fd, pd.events, 0};
+            if (::poll(&pfd, 1, pd.getPollTimeout()) < 0 && errno != EINTR) {
+                throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.Failed",
+                                            std::string("poll: ") + std::strerror(errno)});
+            }
+        }
+        if (error) {
+            throw DaemonError(*error);
+        }
+        return reply;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+Status DaemonClient::status() {
+    try {
+        Dict props;
+        proxy_->callMethod("GetAll")
+            .onInterface("org.freedesktop.DBus.Properties")
+            .withTimeout(timeout_)
+            .withArguments(std::string(cpuhpd::dbus::kInterface))
+            .storeResultsTo(props);
+        Status s;
+        s.online = field<std::string>(props, "Online");
+        s.offline = field<std::string>(props, "Offline");
+        s.possible = field<std::string>(props, "Possible");
+        s.present = field<std::string>(props, "Present");
+        s.protected_cpus = field<std::string>(props, "Protected");
+        s.smt_control = field<std::string>(props, "SmtControl");
+        s.capabilities = field<std::vector<std::string>>(props, "Capabilities");
+        s.busy = field<bool>(props, "Busy");
+        return s;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+std::vector<TopologyCpu> DaemonClient::topology() {
+    try {
+        std::vector<TopologyStruct> raw;
+        proxy_->callMethod("GetTopology")
+            .onInterface(cpuhpd::dbus::kInterface)
+            .withTimeout(timeout_)
+            .storeResultsTo(raw);
+        std::vector<TopologyCpu> cpus;
+        for (const auto& t : raw) {
+            cpus.push_back(TopologyCpu{t.get<0>(), t.get<1>(), t.get<2>(), t.get<3>(), t.get<4>(),
+                                       t.get<5>(), t.get<6>(), t.get<7>()});
+        }
+        return cpus;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+}  // namespace cpuctl

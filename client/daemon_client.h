@@ -1,0 +1,67 @@
+// The D-Bus side of cpuctl: calls org.cpuhpd1.Manager and turns the replies into plain structs.
+// Every failure (connection, bus, daemon) is thrown as DaemonError.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace sdbus {
+class IConnection;
+class IProxy;
+}  // namespace sdbus
+
+namespace cpuctl {
+
+class DaemonError : public std::runtime_error {
+  public:
+    explicit DaemonError(ErrorInfo info)
+        : std::runtime_error(info.name + ": " + info.message), info_(std::move(info)) {}
+    const ErrorInfo& info() const { return info_; }
+
+  private:
+    ErrorInfo info_;
+};
+
+// Options of Offline, Online and SetSmt; unset ones are left out so the daemon's defaults apply.
+struct BatchOptions {
+    bool best_effort = false;
+    std::optional<std::string> strategy;
+    bool dry_run = false;
+};
+
+// Called with (done, total) on every BatchProgress signal while a batch call waits.
+using ProgressFn = std::function<void(std::uint32_t done, std::uint32_t total)>;
+
+class DaemonClient {
+  public:
+    // Connects to `busAddress` when given, else to the system bus (sd-bus honours
+    // DBUS_SYSTEM_BUS_ADDRESS). `timeout` bounds every method call.
+    DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout);
+    ~DaemonClient();
+    DaemonClient(const DaemonClient&) = delete;
+    DaemonClient& operator=(const DaemonClient&) = delete;
+
+    // Which bus this client talks to, for messages: "the system bus (unix:path=...)".
+    static std::string describeBus(const std::optional<std::string>& busAddress);
+
+    // method is "Offline" or "Online" (argument: the mask) or "SetSmt" (argument: on|off).
+    // With a progress callback the BatchProgress signals are dispatched while waiting.
+    BatchReply batch(const std::string& method, const std::string& argument,
+                     const BatchOptions& options, const ProgressFn& progress);
+    Status status();
+    std::vector<TopologyCpu> topology();
+
+  private:
+    std::unique_ptr<sdbus::IConnection> connection_;
+    std::unique_ptr<sdbus::IProxy> proxy_;
+    std::chrono::microseconds timeout_;
+};
+
+}  // namespace cpuctl

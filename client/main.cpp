@@ -1,0 +1,237 @@
+// cpuctl: the command-line client of cpuhpd. Parses the command line (CLI11), calls the daemon
+// through DaemonClient and prints a table or, with --json, the shapes of docs/interface.md.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon_client.h"
+#include "exit_codes.h"
+#include "progress.h"
+#include "render_json.h"
+#include "render_table.h"
+
+namespace {
+
+constexpr const char* kMaskHelp = R"(MASK (several are a union):
+  4-7             a kernel cpulist: ranges and single CPUs
+  4,6,7           a list
+  0-31:2/8        group form: from 0-31, the first 2 of every 8 (0,1,8,9,16,17,24,25)
+  0xff            a hex cpumap (commas allowed: 0xff,00000000)
+  package:1       every CPU of package 1 (also die:N, node:N)
+  core:4          the SMT threads of CPU 4's core
+  smt             every SMT thread that is not the first of its core
+  all             every present CPU)";
+
+constexpr const char* kBatchExamples = R"(
+Examples:
+  cpuctl offline 4,6,7
+  cpuctl offline package:1 --best-effort
+  cpuctl offline 0-31:2/8 --strategy per-cpu
+  cpuctl online all
+  cpuctl --json online node:0 0xff)";
+
+constexpr const char* kExitHelp = R"(
+Exit status: 0 all done, 1 failed (nothing left changed) or daemon/D-Bus error,
+2 usage error or input the daemon refused, 64 partial success (--best-effort).)";
+
+struct Args {
+    bool json = false;
+    double timeout_s = 600.0;
+    std::string bus_address;
+    std::vector<std::string> masks;
+    std::string plan_action;
+    std::string smt_state;
+    bool best_effort = false;
+    std::string strategy;
+    bool dry_run = false;
+};
+
+void addBatchOptions(CLI::App* sub, Args& a, bool withDryRun) {
+    sub->add_flag("--best-effort", a.best_effort,
+                  "go on after a failure and report each CPU (default: the daemon's mode, "
+                  "atomic unless configured: undo everything on any failure)");
+    sub->add_option("--strategy", a.strategy, "force a strategy (default auto: the best one)")
+        ->check(CLI::IsMember({"auto", "bulk", "smt", "per-cpu"}));
+    if (withDryRun) {
+        sub->add_flag("--dry-run", a.dry_run,
+                      "print the plan (strategy and order), change nothing");
+    }
+}
+
+std::string joinMasks(const std::vector<std::string>& masks) {
+    std::string s;
+    for (const auto& m : masks) {
+        s += (s.empty() ? "" : " ") + m;
+    }
+    return s;
+}
+
+int reportError(const cpuctl::ErrorInfo& e, const std::string& bus, bool json) {
+    if (json) {
+        std::cout << cpuctl::errorJson(e) << std::endl;
+    }
+    std::cerr << "cpuctl: " << cpuctl::describeError(e, bus) << std::endl;
+    return cpuctl::exitCodeForError(e.name);
+}
+
+bool argvHasJson(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--json") {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Args a;
+    CLI::App app{"cpuctl: take CPUs offline and online in bulk through the cpuhpd service.",
+                 "cpuctl"};
+    app.require_subcommand(1);
+    app.fallthrough();  // global options are accepted after the subcommand too
+    app.set_help_all_flag("--help-all", "help on every command");
+    app.footer(std::string(kMaskHelp) + "\n" + kBatchExamples + "\n  cpuctl plan offline smt\n" +
+               "  cpuctl smt off\n  cpuctl status\n  cpuctl --json topology\n" + kExitHelp);
+    app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
+    app.add_option("--timeout", a.timeout_s,
+                   "D-Bus method call timeout in seconds (batches on big machines take minutes)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_option("--bus-address", a.bus_address,
+                   "D-Bus address of the bus cpuhpd is on (default: $DBUS_SYSTEM_BUS_ADDRESS, "
+                   "else the system bus)");
+
+    const std::string batchFooter = std::string("\n") + kMaskHelp + "\n" + kBatchExamples;
+    auto* off = app.add_subcommand("offline", "take the CPUs of MASK offline");
+    off->add_option("MASK", a.masks, "CPUs to take offline (see below)")->required();
+    addBatchOptions(off, a, true);
+    off->footer(batchFooter);
+
+    auto* on = app.add_subcommand("online", "bring the CPUs of MASK online");
+    on->add_option("MASK", a.masks, "CPUs to bring online (see below)")->required();
+    addBatchOptions(on, a, true);
+    on->footer(batchFooter);
+
+    auto* plan = app.add_subcommand("plan", "show what offline/online MASK would do (a dry run)");
+    plan->add_option("ACTION", a.plan_action, "offline or online")
+        ->required()
+        ->check(CLI::IsMember({"offline", "online"}));
+    plan->add_option("MASK", a.masks, "CPUs (see below)")->required();
+    addBatchOptions(plan, a, false);
+    plan->footer(std::string("\n") + kMaskHelp +
+                 "\n\nExamples:\n  cpuctl plan offline package:1\n  cpuctl plan online all "
+                 "--strategy per-cpu");
+
+    auto* status =
+        app.add_subcommand("status", "show online/offline CPUs and what the kernel offers");
+    status->footer("\nExamples:\n  cpuctl status\n  cpuctl --json status");
+
+    auto* topo =
+        app.add_subcommand("topology", "show every CPU's node, package, die, core, siblings");
+    topo->footer("\nExamples:\n  cpuctl topology\n  cpuctl topology --json");
+
+    auto* smt =
+        app.add_subcommand("smt", "take every secondary SMT thread offline, or back online");
+    smt->add_option("STATE", a.smt_state, "on or off")
+        ->required()
+        ->check(CLI::IsMember({"on", "off"}));
+    addBatchOptions(smt, a, true);
+    smt->footer("\nExamples:\n  cpuctl smt off\n  cpuctl smt on --strategy per-cpu");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);  // prints help (rc 0) or the error and a hint
+        if (rc == 0) {
+            return cpuctl::kExitOk;
+        }
+        if (argvHasJson(argc, argv)) {
+            std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", e.what()}) << std::endl;
+        }
+        return cpuctl::kExitUsage;
+    }
+
+    std::optional<std::string> busAddress;
+    if (!a.bus_address.empty()) {
+        busAddress = a.bus_address;
+    }
+    const std::string bus = cpuctl::DaemonClient::describeBus(busAddress);
+    auto timeout = std::chrono::microseconds(static_cast<std::int64_t>(a.timeout_s * 1e6));
+
+    try {
+        cpuctl::DaemonClient client(busAddress, timeout);
+
+        if (status->parsed()) {
+            auto s = client.status();
+            if (a.json) {
+                std::cout << cpuctl::statusJson(s) << std::endl;
+            } else {
+                cpuctl::renderStatusTable(std::cout, s);
+            }
+            return cpuctl::kExitOk;
+        }
+        if (topo->parsed()) {
+            auto cpus = client.topology();
+            if (a.json) {
+                std::cout << cpuctl::topologyJson(cpus) << std::endl;
+            } else {
+                cpuctl::renderTopologyTable(std::cout, cpus);
+            }
+            return cpuctl::kExitOk;
+        }
+
+        std::string method;
+        std::string argument;
+        std::string label;
+        if (smt->parsed()) {
+            method = "SetSmt";
+            argument = a.smt_state;
+            label = "smt " + a.smt_state;
+        } else {
+            const std::string action =
+                plan->parsed() ? a.plan_action : (off->parsed() ? "offline" : "online");
+            method = action == "offline" ? "Offline" : "Online";
+            argument = joinMasks(a.masks);
+            label = action;
+            if (plan->parsed()) {
+                a.dry_run = true;
+            }
+        }
+        cpuctl::BatchOptions options;
+        options.best_effort = a.best_effort;
+        if (!a.strategy.empty()) {
+            options.strategy = a.strategy;
+        }
+        options.dry_run = a.dry_run;
+
+        cpuctl::ProgressLine progress(
+            label, !a.json && !a.dry_run && cpuctl::ProgressLine::stderrIsTerminal());
+        cpuctl::ProgressFn onProgress;
+        if (progress.enabled()) {
+            onProgress = [&progress](std::uint32_t done, std::uint32_t total) {
+                progress.update(done, total);
+            };
+        }
+        auto reply = client.batch(method, argument, options, onProgress);
+        progress.clear();
+
+        if (a.json) {
+            std::cout << cpuctl::batchJson(reply) << std::endl;
+        } else {
+            cpuctl::renderBatchTable(std::cout, reply);
+            std::cout.flush();
+            cpuctl::renderBatchFailures(std::cerr, reply);
+        }
+        return cpuctl::exitCodeForOutcome(reply.outcome);
+    } catch (const cpuctl::DaemonError& e) {
+        return reportError(e.info(), bus, a.json);
+    } catch (const std::exception& e) {
+        return reportError({"org.freedesktop.DBus.Error.Failed", e.what()}, bus, a.json);
+    }
+}

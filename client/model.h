@@ -1,0 +1,64 @@
+// Plain data that cpuctl gets from the daemon: no D-Bus types, so that rendering and exit-code
+// logic can be tested without a bus.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cpuctl {
+
+// One entry of the a(ussis) results of Offline, Online and SetSmt.
+struct CpuResult {
+    std::uint32_t cpu = 0;
+    std::string result;  // changed, unchanged, failed, rolled-back, refused
+    std::string error;   // errno name, "" when none
+    std::int32_t errnum = 0;
+    std::string message;  // what happened, in words
+};
+
+// Results and summary of one Offline, Online or SetSmt call.
+struct BatchReply {
+    std::string action;  // offline, online
+    std::string mask;
+    std::string mode;      // atomic, best-effort
+    std::string strategy;  // bulk, smt, per-cpu
+    bool dry_run = false;
+    std::uint64_t batch_id = 0;
+    std::uint64_t duration_us = 0;
+    std::string outcome;  // ok, failed, partial
+    std::vector<std::uint32_t> order;
+    std::vector<CpuResult> cpus;
+};
+
+// The properties of org.cpuhpd1.Manager.
+struct Status {
+    std::string online;
+    std::string offline;
+    std::string possible;
+    std::string present;
+    std::string protected_cpus;
+    std::string smt_control;
+    std::vector<std::string> capabilities;
+    bool busy = false;
+};
+
+// One entry of GetTopology's a(uiiiisbb); -1 means unknown.
+struct TopologyCpu {
+    std::uint32_t cpu = 0;
+    std::int32_t package = -1;
+    std::int32_t die = -1;
+    std::int32_t core = -1;
+    std::int32_t node = -1;
+    std::string siblings;
+    bool online = false;
+    bool hotpluggable = false;
+};
+
+// A D-Bus error (from the daemon, the bus or the connection), or a usage error.
+struct ErrorInfo {
+    std::string name;     // e.g. org.cpuhpd1.Error.InvalidMask
+    std::string message;  // the daemon's message, or a local explanation
+};
+
+}  // namespace cpuctl

@@ -1,0 +1,61 @@
+#include "render_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cpuctl {
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps the key order of docs/interface.md
+
+// Strings come from the daemon and the kernel: never let invalid UTF-8 abort the output.
+std::string dump(const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string batchJson(const BatchReply& r) {
+    Json cpus = Json::array();
+    for (const auto& c : r.cpus) {
+        cpus.push_back(
+            {{"cpu", c.cpu}, {"result", c.result}, {"error", c.error}, {"message", c.message}});
+    }
+    Json j = {{"action", r.action},           {"mask", r.mask},       {"mode", r.mode},
+              {"strategy", r.strategy},       {"dry_run", r.dry_run}, {"batch_id", r.batch_id},
+              {"duration_us", r.duration_us}, {"outcome", r.outcome}, {"order", r.order},
+              {"cpus", std::move(cpus)}};
+    return dump(j);
+}
+
+std::string statusJson(const Status& s) {
+    Json j = {{"online", s.online},
+              {"offline", s.offline},
+              {"possible", s.possible},
+              {"present", s.present},
+              {"protected", s.protected_cpus},
+              {"smt_control", s.smt_control},
+              {"capabilities", s.capabilities},
+              {"busy", s.busy}};
+    return dump(j);
+}
+
+std::string topologyJson(const std::vector<TopologyCpu>& cpus) {
+    Json arr = Json::array();
+    for (const auto& c : cpus) {
+        arr.push_back({{"cpu", c.cpu},
+                       {"package", c.package},
+                       {"die", c.die},
+                       {"core", c.core},
+                       {"node", c.node},
+                       {"siblings", c.siblings},
+                       {"online", c.online},
+                       {"hotpluggable", c.hotpluggable}});
+    }
+    return dump(Json{{"cpus", std::move(arr)}});
+}
+
+std::string errorJson(const ErrorInfo& e) {
+    return dump(Json{{"error", e.name}, {"message", e.message}});
+}
+
+}  // namespace cpuctl

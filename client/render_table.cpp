@@ -1,0 +1,185 @@
+#include "render_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string_view>
+
+namespace cpuctl {
+namespace {
+
+std::string orDash(const std::string& s) {
+    return s.empty() ? "-" : s;
+}
+
+std::string intOrDash(std::int32_t v) {
+    return v < 0 ? "-" : std::to_string(v);
+}
+
+const char* yesNo(bool b) {
+    return b ? "yes" : "no";
+}
+
+std::string seconds(std::uint64_t us) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%llu.%03llu s", static_cast<unsigned long long>(us / 1000000),
+                  static_cast<unsigned long long>((us % 1000000) / 1000));
+    return buf;
+}
+
+// Left-aligned columns, two spaces apart; the last column is not padded.
+void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        widths.resize(std::max(widths.size(), row.size()), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], row[i].size());
+        }
+    }
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) {
+                line.append(widths[i] - row[i].size() + 2, ' ');
+            }
+        }
+        while (!line.empty() && line.back() == ' ') {
+            line.pop_back();
+        }
+        out << line << '\n';
+    }
+}
+
+std::size_t countResult(const BatchReply& reply, std::string_view result) {
+    return static_cast<std::size_t>(
+        std::count_if(reply.cpus.begin(), reply.cpus.end(),
+                      [&](const CpuResult& c) { return c.result == result; }));
+}
+
+}  // namespace
+
+std::string joinCpus(const std::vector<std::uint32_t>& cpus) {
+    std::string s;
+    for (auto cpu : cpus) {
+        if (!s.empty()) {
+            s += ',';
+        }
+        s += std::to_string(cpu);
+    }
+    return s;
+}
+
+std::string batchSummaryLine(const BatchReply& reply) {
+    std::string line = reply.action + " " + (reply.mask.empty() ? "(none)" : reply.mask) + ": ";
+    if (reply.dry_run) {
+        line += "dry run, " + std::to_string(reply.order.size()) + " to change with strategy " +
+                orDash(reply.strategy) + ", order " +
+                (reply.order.empty() ? "-" : joinCpus(reply.order));
+        return line;
+    }
+    std::vector<std::string> parts;
+    parts.push_back(std::to_string(countResult(reply, "changed")) + " changed");
+    for (std::string_view r : {"unchanged", "failed", "rolled-back", "refused"}) {
+        if (auto n = countResult(reply, r); n > 0) {
+            std::string name(r);
+            std::replace(name.begin(), name.end(), '-', ' ');
+            parts.push_back(std::to_string(n) + " " + name);
+        }
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        line += (i == 0 ? "" : ", ") + parts[i];
+    }
+    line += " in " + seconds(reply.duration_us) + " (strategy " + orDash(reply.strategy) +
+            ", batch " + std::to_string(reply.batch_id);
+    if (reply.outcome != "ok") {
+        line += ", outcome " + orDash(reply.outcome);
+    }
+    line += ")";
+    return line;
+}
+
+void renderBatchTable(std::ostream& out, const BatchReply& reply) {
+    if (reply.dry_run) {
+        out << "strategy: " << orDash(reply.strategy) << '\n';
+        out << "order:    " << (reply.order.empty() ? "-" : joinCpus(reply.order)) << '\n';
+    }
+    if (!reply.cpus.empty()) {
+        std::vector<std::vector<std::string>> rows{{"CPU", "RESULT", "ERROR", "MESSAGE"}};
+        for (const auto& c : reply.cpus) {
+            rows.push_back({std::to_string(c.cpu), c.result, orDash(c.error), c.message});
+        }
+        printRows(out, rows);
+    }
+    out << batchSummaryLine(reply) << '\n';
+}
+
+void renderBatchFailures(std::ostream& err, const BatchReply& reply) {
+    for (const auto& c : reply.cpus) {
+        if (c.result == "changed" || c.result == "unchanged") {
+            continue;
+        }
+        err << "cpuctl: CPU " << c.cpu << ": " << reply.action << " " << c.result;
+        if (!c.error.empty() || !c.message.empty()) {
+            err << ": ";
+            if (!c.error.empty()) {
+                err << c.error;
+                if (!c.message.empty()) {
+                    err << " (" << c.message << ")";
+                }
+            } else {
+                err << c.message;
+            }
+        }
+        err << '\n';
+    }
+}
+
+void renderStatusTable(std::ostream& out, const Status& s) {
+    std::string caps;
+    for (const auto& c : s.capabilities) {
+        caps += (caps.empty() ? "" : " ") + c;
+    }
+    printRows(out, {{"online:", s.online},
+                    {"offline:", s.offline},
+                    {"possible:", s.possible},
+                    {"present:", s.present},
+                    {"protected:", s.protected_cpus},
+                    {"smt control:", orDash(s.smt_control)},
+                    {"capabilities:", caps},
+                    {"busy:", yesNo(s.busy)}});
+}
+
+void renderTopologyTable(std::ostream& out, const std::vector<TopologyCpu>& cpus) {
+    std::vector<std::vector<std::string>> rows{
+        {"CPU", "NODE", "PACKAGE", "DIE", "CORE", "SIBLINGS", "ONLINE", "HOTPLUG"}};
+    for (const auto& c : cpus) {
+        rows.push_back({std::to_string(c.cpu), intOrDash(c.node), intOrDash(c.package),
+                        intOrDash(c.die), intOrDash(c.core), orDash(c.siblings), yesNo(c.online),
+                        yesNo(c.hotpluggable)});
+    }
+    printRows(out, rows);
+}
+
+std::string describeError(const ErrorInfo& e, const std::string& bus) {
+    const std::string& n = e.name;
+    if (n == "org.freedesktop.DBus.Error.ServiceUnknown" ||
+        n == "org.freedesktop.DBus.Error.NameHasNoOwner") {
+        return "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")";
+    }
+    if (n == "org.freedesktop.DBus.Error.AccessDenied") {
+        return "permission denied: " + e.message + " (run as root)";
+    }
+    if (n == "org.freedesktop.DBus.Error.NoServer") {
+        return "cannot connect to " + bus + ": " + e.message;
+    }
+    if (n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Timeout") {
+        return n + ": " + e.message +
+               " (the batch may still be running: see `cpuctl status`; raise --timeout)";
+    }
+    if (n == "cpuctl.Error.Usage") {
+        return e.message;
+    }
+    return n + ": " + e.message;
+}
+
+}  // namespace cpuctl
