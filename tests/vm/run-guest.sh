@@ -102,7 +102,7 @@ elapsed=$(( $(date +%s) - start ))
 
 # The serial console has CRLF line ends.
 clean="$outdir/console.clean.log"
-tr -d '\r' <"$console" >"$clean"
+sed -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' <"$console" >"$clean"
 
 status=0
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then

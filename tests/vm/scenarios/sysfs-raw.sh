@@ -3,6 +3,11 @@
 # offline with a plain sysfs write, checks the kernel's view, brings it back.
 . /cpuhpd-tests/lib.sh
 assert_all_online "start"
+# what the topology-derived helpers see (every other scenario builds on them)
+note "present={$(compress $(present))} hotpluggable={$(compress $(hotpluggable))} protected={$(compress $(protected_cpus))}"
+for p in $(packages); do note "package $p: {$(compress $(cpus_of_pkg $p))}"; done
+for n in $(nodes); do note "node $n: {$(compress $(cpus_of_node $n))}"; done
+note "smt/control=$(smt_control) secondaries={$(compress $(smt_secondaries))} core of cpu$(last $(present)): {$(compress $(siblings_of $(last $(present))))}"
 H=$(hotpluggable)
 [ -n "$H" ] || fail "no hotpluggable CPU in the guest"
 X=$(last $H)
