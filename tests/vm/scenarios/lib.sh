@@ -22,7 +22,7 @@ need_binaries() { have_binaries || skip "cpuhpd/cpuctl not in the initramfs"; }
 now_ms() { local u; u=$(cut -d' ' -f1 /proc/uptime); echo $(( ${u%.*} * 1000 + 1${u#*.} * 10 - 1000 )); }
 
 # ---------------------------------------------------------------- cpu sets
-norm() { tr ' ,' '\n\n' | grep -E '^[0-9]+$' | sort -n -u | tr '\n' ' ' | sed 's/ $//'; }
+norm() { tr ' ,' '\n\n' | grep -E '^[0-9]+$' | sort -n -u | tr '\n' ' ' | sed 's/ $//'; echo; }
 # expand "0-3,8,10-11" (also kernel group form a-b:u/g) into "0 1 2 3 8 10 11"
 expand() {
     local item a b r u g i
