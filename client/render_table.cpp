@@ -11,6 +11,16 @@ std::string orDash(const std::string& s) {
     return s.empty() ? "-" : s;
 }
 
+// Control characters (a newline in a kernel message) would break the table's lines.
+std::string oneLine(std::string s) {
+    for (auto& c : s) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            c = ' ';
+        }
+    }
+    return s;
+}
+
 std::string intOrDash(std::int32_t v) {
     return v < 0 ? "-" : std::to_string(v);
 }
@@ -106,7 +116,7 @@ void renderBatchTable(std::ostream& out, const BatchReply& reply) {
     if (!reply.cpus.empty()) {
         std::vector<std::vector<std::string>> rows{{"CPU", "RESULT", "ERROR", "MESSAGE"}};
         for (const auto& c : reply.cpus) {
-            rows.push_back({std::to_string(c.cpu), c.result, orDash(c.error), c.message});
+            rows.push_back({std::to_string(c.cpu), c.result, orDash(c.error), oneLine(c.message)});
         }
         printRows(out, rows);
     }
@@ -124,10 +134,10 @@ void renderBatchFailures(std::ostream& err, const BatchReply& reply) {
             if (!c.error.empty()) {
                 err << c.error;
                 if (!c.message.empty()) {
-                    err << " (" << c.message << ")";
+                    err << " (" << oneLine(c.message) << ")";
                 }
             } else {
-                err << c.message;
+                err << oneLine(c.message);
             }
         }
         err << '\n';

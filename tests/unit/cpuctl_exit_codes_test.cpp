@@ -1,0 +1,35 @@
+#include <gtest/gtest.h>
+
+#include "exit_codes.h"
+
+namespace cpuctl {
+namespace {
+
+TEST(CpuctlExitCodes, FromOutcome) {
+    EXPECT_EQ(exitCodeForOutcome("ok"), 0);
+    EXPECT_EQ(exitCodeForOutcome("partial"), 64);
+    EXPECT_EQ(exitCodeForOutcome("failed"), 1);
+    EXPECT_EQ(exitCodeForOutcome(""), 1);
+    EXPECT_EQ(exitCodeForOutcome("something-new"), 1);
+}
+
+TEST(CpuctlExitCodes, RefusalsOfTheInputAreUsageErrors) {
+    for (const char* name : {"org.cpuhpd1.Error.InvalidMask", "org.cpuhpd1.Error.ProtectedCpu",
+                             "org.cpuhpd1.Error.NotHotpluggable", "org.cpuhpd1.Error.TooFewOnline",
+                             "org.cpuhpd1.Error.NotSupported",
+                             "org.freedesktop.DBus.Error.InvalidArgs", "cpuctl.Error.Usage"}) {
+        EXPECT_EQ(exitCodeForError(name), 2) << name;
+    }
+}
+
+TEST(CpuctlExitCodes, OtherErrorsAreFailures) {
+    for (const char* name :
+         {"org.cpuhpd1.Error.Busy", "org.cpuhpd1.Error.KernelError",
+          "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown",
+          "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.NoServer", ""}) {
+        EXPECT_EQ(exitCodeForError(name), 1) << name;
+    }
+}
+
+}  // namespace
+}  // namespace cpuctl
