@@ -1,0 +1,306 @@
+// Loader for /etc/cpuhpd/cpuhpd.yaml. yaml-cpp gives the document tree and the line of
+// every node; everything else (which keys exist, their types and ranges) is checked here
+// so that a bad file is refused at start with the file, the line and the key.
+#include "config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "cpulist.h"
+#include "request.h"
+
+namespace cpuhpd {
+
+namespace {
+
+std::string format_error(const std::filesystem::path& file, int line, const std::string& key,
+                         const std::string& reason) {
+    std::string text = file.string();
+    if (line > 0) {
+        text += ":" + std::to_string(line);
+    }
+    text += ": ";
+    if (!key.empty()) {
+        text += "key '" + key + "': ";
+    }
+    return text + reason;
+}
+
+// yaml-cpp marks are 0-based; messages are 1-based. Nodes without a position give 0.
+int line_of(const YAML::Node& node) {
+    const YAML::Mark mark = node.Mark();
+    return mark.is_null() ? 0 : mark.line + 1;
+}
+
+class Parser {
+  public:
+    explicit Parser(std::filesystem::path name) : name_(std::move(name)) {}
+
+    Config parse(const YAML::Node& root) {
+        Config config;
+        if (!root || root.IsNull()) {
+            return config;  // an empty file (or one with comments only): all defaults
+        }
+        if (!root.IsMap()) {
+            fail(root, "", "the document must be a mapping of keys to values");
+        }
+        std::set<std::string> seen;
+        for (const auto& entry : root) {
+            const YAML::Node& key_node = entry.first;
+            const YAML::Node& value = entry.second;
+            if (!key_node.IsScalar()) {
+                fail(key_node, "", "keys must be plain names");
+            }
+            const std::string key = key_node.Scalar();
+            if (!seen.insert(key).second) {
+                fail(key_node, key, "duplicate key");
+            }
+            line_hint_ = line_of(key_node);
+            if (key == "sysfs_root") {
+                config.sysfs_root = path_value(value, key);
+            } else if (key == "bus") {
+                config.bus = nonempty_string(value, key);
+            } else if (key == "state_dir") {
+                config.state_dir = path_value(value, key);
+            } else if (key == "log_level") {
+                config.log_level = one_of(value, key, {"debug", "info", "warning", "error"});
+            } else if (key == "protected_cpus") {
+                config.engine.protected_cpus = cpulist(value, key);
+            } else if (key == "min_online") {
+                config.engine.min_online = static_cast<unsigned>(integer(value, key, 1, kMaxCpus));
+            } else if (key == "coalesce_ms") {
+                config.engine.coalesce = std::chrono::milliseconds(integer(value, key, 0, 10000));
+            } else if (key == "expedite") {
+                config.engine.expedite =
+                    parse_expedite(one_of(value, key, {"auto", "always", "never"}));
+            } else if (key == "default_mode") {
+                config.engine.default_mode =
+                    parse_mode(one_of(value, key, {"atomic", "best-effort"}));
+            } else if (key == "max_queued_requests") {
+                config.engine.max_queued_requests =
+                    static_cast<std::size_t>(integer(value, key, 1, 1000000));
+            } else if (key == "profiles") {
+                config.profiles = profiles(value, key);
+            } else {
+                fail(key_node, key,
+                     "unknown key (known: sysfs_root, bus, state_dir, log_level, protected_cpus, "
+                     "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
+                     "profiles)");
+            }
+        }
+        return config;
+    }
+
+  private:
+    [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                           const std::string& reason) const {
+        int line = line_of(node);
+        if (line == 0) {
+            line = line_hint_;
+        }
+        throw ConfigError(name_, line, key, reason);
+    }
+
+    std::string scalar(const YAML::Node& value, const std::string& key) const {
+        if (!value || value.IsNull()) {
+            fail(value, key, "a value is required");
+        }
+        if (!value.IsScalar()) {
+            fail(value, key, "expected a single value, not a list or mapping");
+        }
+        return value.Scalar();
+    }
+
+    std::string nonempty_string(const YAML::Node& value, const std::string& key) const {
+        std::string text = scalar(value, key);
+        if (text.empty()) {
+            fail(value, key, "must not be empty");
+        }
+        return text;
+    }
+
+    std::filesystem::path path_value(const YAML::Node& value, const std::string& key) const {
+        std::filesystem::path path = nonempty_string(value, key);
+        if (!path.is_absolute()) {
+            fail(value, key, "'" + path.string() + "' is not an absolute path");
+        }
+        return path;
+    }
+
+    std::string one_of(const YAML::Node& value, const std::string& key,
+                       std::initializer_list<std::string_view> allowed) const {
+        const std::string text = scalar(value, key);
+        std::string list;
+        for (const auto choice : allowed) {
+            if (text == choice) {
+                return text;
+            }
+            list += list.empty() ? "" : ", ";
+            list += choice;
+        }
+        fail(value, key, "'" + text + "' is not one of " + list);
+    }
+
+    long long integer(const YAML::Node& value, const std::string& key, long long min,
+                      long long max) const {
+        const std::string text = scalar(value, key);
+        long long number = 0;
+        const char* begin = text.data();
+        const char* end = text.data() + text.size();
+        if (!text.empty() && *begin == '+') {
+            ++begin;
+        }
+        const auto [ptr, ec] = std::from_chars(begin, end, number);
+        if (text.empty() || ec == std::errc::invalid_argument || ptr != end) {
+            fail(value, key, "'" + text + "' is not an integer");
+        }
+        if (ec == std::errc::result_out_of_range || number < min || number > max) {
+            fail(value, key,
+                 "'" + text + "' is out of range " + std::to_string(min) + ".." +
+                     std::to_string(max));
+        }
+        return number;
+    }
+
+    CpuSet cpulist(const YAML::Node& value, const std::string& key) const {
+        if (value && value.IsNull()) {
+            return {};  // "protected_cpus:" with nothing: no CPU is protected
+        }
+        const std::string text = scalar(value, key);
+        try {
+            return parse_cpulist(text);
+        } catch (const MaskError& error) {
+            fail(value, key,
+                 "invalid cpulist '" + text + "' at position " + std::to_string(error.position()) +
+                     ": " + error.reason());
+        }
+    }
+
+    static bool valid_profile_name(const std::string& name) {
+        if (name.empty()) {
+            return false;
+        }
+        for (const char c : name) {
+            const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    std::map<std::string, Profile> profiles(const YAML::Node& value, const std::string& key) {
+        std::map<std::string, Profile> result;
+        if (value && value.IsNull()) {
+            return result;
+        }
+        if (!value.IsMap()) {
+            fail(value, key,
+                 "expected a mapping of profile names to {offline: MASK, online: MASK}");
+        }
+        for (const auto& entry : value) {
+            const YAML::Node& name_node = entry.first;
+            const YAML::Node& body = entry.second;
+            if (!name_node.IsScalar() || !valid_profile_name(name_node.Scalar())) {
+                fail(name_node, key, "profile names use letters, digits, '-', '_' and '.' only");
+            }
+            const std::string name = name_node.Scalar();
+            const std::string prefix = key + "." + name;
+            line_hint_ = line_of(name_node);
+            if (result.count(name) != 0) {
+                fail(name_node, prefix, "duplicate profile");
+            }
+            if (!body || body.IsNull() || !body.IsMap()) {
+                fail(body, prefix, "expected a mapping with 'offline' and/or 'online' masks");
+            }
+            Profile profile;
+            std::set<std::string> seen;
+            for (const auto& field : body) {
+                const YAML::Node& field_key = field.first;
+                const std::string field_name = field_key.IsScalar() ? field_key.Scalar() : "";
+                const std::string full = prefix + "." + field_name;
+                if (!seen.insert(field_name).second) {
+                    fail(field_key, full, "duplicate key");
+                }
+                line_hint_ = line_of(field_key);
+                if (field_name == "offline") {
+                    profile.offline = nonempty_string(field.second, full);
+                } else if (field_name == "online") {
+                    profile.online = nonempty_string(field.second, full);
+                } else {
+                    fail(field_key, full, "unknown key (known: offline, online)");
+                }
+            }
+            if (profile.offline.empty() && profile.online.empty()) {
+                fail(body, prefix, "a profile needs an 'offline' or an 'online' mask");
+            }
+            result.emplace(name, std::move(profile));
+        }
+        return result;
+    }
+
+    std::filesystem::path name_;
+    int line_hint_ = 0;  // line of the key being read, for values without a position
+};
+
+}  // namespace
+
+ConfigError::ConfigError(const std::filesystem::path& file, int line, const std::string& key,
+                         const std::string& reason)
+    : std::runtime_error(format_error(file, line, key, reason)) {}
+
+Config parse_config(const std::string& text, const std::filesystem::path& name) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::ParserException& error) {
+        throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "",
+                          "YAML syntax error: " + error.msg);
+    } catch (const YAML::Exception& error) {
+        throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "",
+                          "cannot read YAML: " + error.msg);
+    }
+    try {
+        return Parser(name).parse(root);
+    } catch (const YAML::Exception& error) {
+        // Not expected (every access is checked first), but never let one escape unlabelled.
+        throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "", error.msg);
+    }
+}
+
+Config load_config(const std::filesystem::path& file, bool missing_ok) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(file, ec);
+    if (status.type() == std::filesystem::file_type::not_found) {
+        if (missing_ok) {
+            return Config{};
+        }
+        throw ConfigError(file, 0, "", "no such file");
+    }
+    if (status.type() == std::filesystem::file_type::directory) {
+        throw ConfigError(file, 0, "", "is a directory, not a config file");
+    }
+    errno = 0;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        const int err = errno != 0 ? errno : EIO;
+        throw ConfigError(file, 0, "", std::string("cannot open: ") + std::strerror(err));
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+        throw ConfigError(file, 0, "", "cannot read the file");
+    }
+    return parse_config(text.str(), file);
+}
+
+}  // namespace cpuhpd

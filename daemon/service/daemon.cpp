@@ -1,0 +1,294 @@
+#include "daemon.h"
+
+#include <systemd/sd-daemon.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "log.h"
+#include "names.h"
+
+namespace cpuhpd {
+
+namespace {
+
+// BatchProgress at most this often per batch (plus the final one).
+constexpr auto kProgressInterval = std::chrono::milliseconds(200);
+
+std::filesystem::path prepare_state_dir(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        throw std::runtime_error("cannot create the state directory " + dir.string() + ": " +
+                                 ec.message());
+    }
+    return dir / "topology.cache";
+}
+
+std::string duration_text(std::chrono::microseconds duration) {
+    return std::to_string(duration.count()) + "us";
+}
+
+}  // namespace
+
+Daemon::Daemon(Config config)
+    : config_(std::move(config)),
+      paths_(config_.sysfs_root),
+      memory_(prepare_state_dir(config_.state_dir)),
+      runner_(
+          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine) {
+    if (const auto problem = memory_.load()) {
+        log::warning("ignoring the topology cache: " + *problem);
+    }
+    state_ = read_state();
+    if (state_.present.empty()) {
+        throw std::runtime_error("no CPUs found below " + paths_.cpu_dir().string());
+    }
+}
+
+Daemon::~Daemon() = default;
+
+MachineState Daemon::read_state() {
+    const std::lock_guard lock(read_mutex_);
+    return read_machine(paths_, memory_);
+}
+
+const MachineState& Daemon::state() {
+    if (!watch_uevents_) {
+        refresh();
+    }
+    return state_;
+}
+
+void Daemon::refresh() {
+    state_ = read_state();
+    schedule_announce();
+}
+
+void Daemon::schedule_announce() {
+    if (announce_pending_ || !adaptor_) {
+        return;
+    }
+    announce_pending_ = true;
+    loop_.post([this] {
+        announce_pending_ = false;
+        if (adaptor_) {
+            adaptor_->announce_changes();
+        }
+    });
+}
+
+void Daemon::submit(Request request, std::function<void(const RequestResult&)> done) {
+    const std::uint64_t token = next_token_++;
+    pending_.emplace(token, std::move(done));
+    try {
+        // Called on the worker thread (or right here for a dry run): hand the result back
+        // to the main thread, where the reply is sent.
+        executor_->submit(std::move(request), [this, token](RequestResult result) {
+            loop_.post([this, token, result = std::move(result)] { complete(token, result); });
+        });
+    } catch (...) {
+        pending_.erase(token);
+        throw;
+    }
+}
+
+void Daemon::complete(std::uint64_t token, const RequestResult& result) {
+    const auto it = pending_.find(token);
+    if (it == pending_.end()) {
+        return;
+    }
+    auto done = std::move(it->second);
+    pending_.erase(it);
+
+    const std::string action = to_string(result.action);
+    if (result.refusal) {
+        log::info(action + " " + result.mask + " refused: " + result.refusal->what(),
+                  {{"ACTION", action}, {"BATCH_ID", std::to_string(result.batch_id)}});
+    } else if (!result.dry_run) {
+        CpuSet cpus;
+        for (const auto& cpu : result.cpus) {
+            cpus.add(cpu.cpu);
+            if (cpu.outcome == CpuOutcome::Failed) {
+                log::warning("cpu " + std::to_string(cpu.cpu) + ": " + action +
+                                 " failed: " + errno_name(cpu.error) + " (" + cpu.message + ")",
+                             {{"CPUS", std::to_string(cpu.cpu)},
+                              {"ACTION", action},
+                              {"ERRNO", errno_name(cpu.error)},
+                              {"BATCH_ID", std::to_string(result.batch_id)}});
+            }
+        }
+        log::info(action + " '" + result.mask + "': " + to_string(result.outcome),
+                  {{"ACTION", action},
+                   {"CPUS", cpus.to_string()},
+                   {"STRATEGY", to_string(result.strategy)},
+                   {"MODE", to_string(result.mode)},
+                   {"OUTCOME", to_string(result.outcome)},
+                   {"BATCH_ID", std::to_string(result.batch_id)},
+                   {"DURATION_US", std::to_string(result.duration.count())}});
+        // Properties read after the reply must already show the new state.
+        refresh();
+    }
+    done(result);
+}
+
+void Daemon::on_batch_finished(const BatchReport& report) {
+    const std::string action = to_string(report.action);
+    const std::string strategy = to_string(report.strategy);
+    std::string text = "batch " + std::to_string(report.batch_id) + ": " + action + " " +
+                       (report.changed.empty() ? "nothing" : report.changed.to_string()) + " via " +
+                       strategy + " in " + duration_text(report.duration) + ", " +
+                       std::to_string(report.requests) + " request(s)";
+    if (report.expedited) {
+        text += ", rcu expedited";
+    }
+    if (!report.failed.empty()) {
+        text += ", failed: " + report.failed.to_string();
+    }
+    log::write(report.failed.empty() ? log::Level::Info : log::Level::Warning, text,
+               {{"BATCH_ID", std::to_string(report.batch_id)},
+                {"ACTION", action},
+                {"STRATEGY", strategy},
+                {"CPUS", report.changed.to_string()},
+                {"FAILED_CPUS", report.failed.to_string()},
+                {"REQUESTS", std::to_string(report.requests)},
+                {"DURATION_US", std::to_string(report.duration.count())},
+                {"EXPEDITED", report.expedited ? "1" : "0"}});
+    refresh();
+    if (adaptor_) {
+        try {
+            adaptor_->emitBatchFinished(report.batch_id, action, strategy,
+                                        report.changed.to_string(), report.failed.to_string(),
+                                        static_cast<uint32_t>(report.requests),
+                                        static_cast<uint64_t>(report.duration.count()));
+        } catch (const sdbus::Error& error) {
+            log::warning(std::string("cannot emit BatchFinished: ") + error.what());
+        }
+    }
+}
+
+// Worker thread.
+void Daemon::on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool first = batch_id != progress_batch_;
+    if (!first && done < total && now - progress_last_ < kProgressInterval) {
+        return;
+    }
+    progress_batch_ = batch_id;
+    progress_last_ = now;
+    loop_.post([this, batch_id, done, total] {
+        if (!adaptor_) {
+            return;
+        }
+        try {
+            adaptor_->emitBatchProgress(batch_id, static_cast<uint32_t>(done),
+                                        static_cast<uint32_t>(total));
+        } catch (const sdbus::Error& error) {
+            log::warning(std::string("cannot emit BatchProgress: ") + error.what());
+        }
+    });
+}
+
+std::unique_ptr<sdbus::IConnection> Daemon::connect() const {
+    if (config_.bus == "system") {
+        return sdbus::createSystemBusConnection();
+    }
+    if (config_.bus == "session") {
+        return sdbus::createSessionBusConnection();
+    }
+    // An address ("unix:path=..."): sdbus-c++ 1.2 can only open those as a "session"
+    // connection, which for a bus daemon is the same thing (Hello, name ownership).
+    return sdbus::createSessionBusConnectionWithAddress(config_.bus);
+}
+
+void Daemon::start_uevents() {
+    // Uevents come from the real kernel: they would only confuse a daemon pointed at a
+    // fake tree (tests), which instead re-reads its tree on every call.
+    if (config_.sysfs_root.lexically_normal() != std::filesystem::path("/sys")) {
+        log::info("sysfs root is " + config_.sysfs_root.string() +
+                  ", not /sys: not listening to kernel uevents, re-reading on each call");
+        return;
+    }
+    std::string error;
+    uevents_ = UeventMonitor::open(error);
+    if (!uevents_) {
+        log::warning(error + "; CPU changes made by other tools are noticed on the next call");
+        return;
+    }
+    loop_.watch(uevents_->fd(), [this] {
+        // One refresh per wakeup, however many uevents were queued. During a batch the
+        // uevents are our own and the refresh after the batch covers them.
+        if (uevents_->drain() && !busy_) {
+            refresh();
+        }
+    });
+    watch_uevents_ = true;
+}
+
+int Daemon::run() {
+    Executor::Observers observers;
+    observers.batch_finished = [this](const BatchReport& report) {
+        loop_.post([this, report] { on_batch_finished(report); });
+    };
+    observers.progress = [this](std::uint64_t batch_id, std::size_t done, std::size_t total) {
+        on_progress(batch_id, done, total);
+    };
+    observers.busy_changed = [this](bool busy) {
+        loop_.post([this, busy] {
+            busy_ = busy;
+            schedule_announce();
+        });
+    };
+    executor_ = std::make_unique<Executor>(
+        runner_, [this] { return read_state(); }, config_.engine, std::move(observers));
+
+    try {
+        connection_ = connect();
+    } catch (const sdbus::Error& error) {
+        log::error("cannot connect to the " + config_.bus + " bus: " + error.getMessage());
+        return 1;
+    }
+    loop_.attach(*connection_);
+    // As hostnamed: publish the object first, then take the name, then report ready.
+    adaptor_ = std::make_unique<ManagerAdaptor>(*connection_, *this);
+    try {
+        connection_->requestName(dbus::kBusName);
+    } catch (const sdbus::Error& error) {
+        log::error(std::string("cannot own the bus name ") + dbus::kBusName + ": " +
+                   error.getMessage() + " (is another cpuhpd running, or does the bus policy " +
+                   "not allow this user to own it?)");
+        return 1;
+    }
+    start_uevents();
+
+    log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
+                  " bus; online " + state_.online.to_string() + ", capabilities " +
+                  [this] {
+                      std::string names;
+                      for (const auto kind : state_.capabilities()) {
+                          names += (names.empty() ? "" : ",") + to_string(kind);
+                      }
+                      return names;
+                  }(),
+              {{"CPUS", state_.online.to_string()}});
+    sd_notify(0, "READY=1\nSTATUS=Serving org.cpuhpd1");
+
+    const int code = loop_.run();
+
+    sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
+    // Lets the batch in flight finish (never leave a half-done batch behind); requests
+    // still queued are answered Busy. Then deliver those replies and let go of the bus.
+    executor_.reset();
+    loop_.drain();
+    loop_.drain();
+    adaptor_.reset();
+    uevents_.reset();
+    connection_.reset();
+    log::info("stopped");
+    return code;
+}
+
+}  // namespace cpuhpd

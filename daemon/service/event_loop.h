@@ -1,0 +1,71 @@
+// The daemon's one event loop, on the main thread: sd-event with the D-Bus connection,
+// signals, the watchdog, kernel uevents and a queue through which other threads hand
+// work back to the main thread.
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace sdbus {
+class IConnection;
+}
+
+namespace cpuhpd {
+
+class EventLoop {
+  public:
+    // Takes SIGTERM and SIGINT (they must already be blocked in every thread) and arms the
+    // watchdog when the service manager asked for one (WATCHDOG_USEC).
+    EventLoop();
+    ~EventLoop();
+    EventLoop(const EventLoop&) = delete;
+    EventLoop& operator=(const EventLoop&) = delete;
+
+    // Serves `connection` from this loop. sdbus-c++ 1.2 has no attachSdEventLoop() (it
+    // came in 1.3), so the loop drives it through getEventLoopPollData() and
+    // processPendingRequest(), as sd-bus's own sd_bus_attach_event() does: before each
+    // poll the bus says which events and which deadline it waits for.
+    void attach(sdbus::IConnection& connection);
+
+    // Calls `on_readable` on the main thread whenever `fd` is readable.
+    void watch(int fd, std::function<void()> on_readable);
+
+    // Thread-safe: runs `task` on the main thread at its next iteration.
+    void post(std::function<void()> task);
+
+    // Runs until a signal or exit(); returns the exit code.
+    int run();
+    void exit(int code);
+    // Runs the queued tasks now (after run() returned, to deliver late completions).
+    void drain();
+
+    sd_event* get() const { return event_; }
+
+  private:
+    static int on_bus_prepare(sd_event_source* source, void* self);
+    static int on_bus_io(sd_event_source* source, int fd, uint32_t revents, void* self);
+    static int on_bus_time(sd_event_source* source, uint64_t usec, void* self);
+    static int on_wake(sd_event_source* source, int fd, uint32_t revents, void* self);
+    static int on_watched(sd_event_source* source, int fd, uint32_t revents, void* self);
+    static int on_signal(sd_event_source* source, const struct signalfd_siginfo* info, void* self);
+    void process_bus();
+
+    sd_event* event_ = nullptr;
+    sdbus::IConnection* bus_ = nullptr;
+    sd_event_source* bus_io_ = nullptr;
+    sd_event_source* bus_time_ = nullptr;
+    int wake_fd_ = -1;  // eventfd written by post()
+    sd_event_source* wake_source_ = nullptr;
+    std::vector<sd_event_source*> sources_;  // signals and watched fds
+    std::vector<std::unique_ptr<std::function<void()>>> watchers_;
+
+    std::mutex mutex_;
+    std::deque<std::function<void()>> tasks_;
+};
+
+}  // namespace cpuhpd

@@ -1,0 +1,132 @@
+// cpuhpd: the bulk CPU hotplug service. Parses the command line and the config, then
+// hands over to Daemon.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+
+#ifndef CPUHPD_DEFAULT_CONFIG
+#error "CPUHPD_DEFAULT_CONFIG must be defined by the build"
+#endif
+#ifndef CPUHPD_VERSION
+#define CPUHPD_VERSION "unknown"
+#endif
+
+namespace {
+
+struct Options {
+    std::optional<std::string> config;
+    std::optional<std::string> sysfs_root;
+    std::optional<std::string> state_dir;
+    std::optional<std::string> bus;
+    std::optional<int> coalesce_ms;
+    std::optional<std::string> log_level;
+    bool check_config = false;
+};
+
+void fail(const std::string& message) {
+    std::fprintf(stderr, "cpuhpd: error: %s\n", message.c_str());
+}
+
+// Command-line values override the file's; they get the same checks.
+bool apply(const Options& options, cpuhpd::Config& config) {
+    if (options.sysfs_root) {
+        config.sysfs_root = *options.sysfs_root;
+    }
+    if (options.state_dir) {
+        config.state_dir = *options.state_dir;
+    }
+    if (options.bus) {
+        if (options.bus->empty()) {
+            fail("--bus: expected system, session or a D-Bus address");
+            return false;
+        }
+        config.bus = *options.bus;
+    }
+    if (options.coalesce_ms) {
+        config.engine.coalesce = std::chrono::milliseconds(*options.coalesce_ms);
+    }
+    if (options.log_level) {
+        config.log_level = *options.log_level;
+    }
+    if (!config.sysfs_root.is_absolute()) {
+        config.sysfs_root = std::filesystem::absolute(config.sysfs_root);
+    }
+    if (!config.state_dir.is_absolute()) {
+        config.state_dir = std::filesystem::absolute(config.state_dir);
+    }
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"cpuhpd: takes CPUs offline and online in bulk, over D-Bus (org.cpuhpd1)",
+                 "cpuhpd"};
+    Options options;
+    app.add_option("--config", options.config,
+                   "Config file (default " CPUHPD_DEFAULT_CONFIG ", which may be missing)");
+    app.add_option("--sysfs-root", options.sysfs_root, "Where sysfs is mounted (default /sys)");
+    app.add_option("--state-dir", options.state_dir,
+                   "Runtime state directory (default /run/cpuhpd)");
+    app.add_option("--bus", options.bus, "system, session or a D-Bus address (default system)");
+    app.add_option("--coalesce-ms", options.coalesce_ms,
+                   "How long a new batch waits for concurrent requests, 0..10000 ms")
+        ->check(CLI::Range(0, 10000));
+    app.add_option("--log-level", options.log_level, "debug, info, warning or error")
+        ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+    app.add_flag("--check-config", options.check_config,
+                 "Check the config file (and the options) and exit");
+    app.set_version_flag("--version", std::string("cpuhpd ") + CPUHPD_VERSION);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        const int code = app.exit(error);
+        return code == 0 ? 0 : 2;
+    }
+
+    cpuhpd::Config config;
+    const std::filesystem::path config_file = options.config.value_or(CPUHPD_DEFAULT_CONFIG);
+    try {
+        // The default file is optional; a file named on the command line is not.
+        config = cpuhpd::load_config(config_file, !options.config.has_value());
+    } catch (const cpuhpd::ConfigError& error) {
+        fail(error.what());
+        return 1;
+    }
+    if (!apply(options, config)) {
+        return 1;
+    }
+    const auto level = cpuhpd::log::parse_level(config.log_level);
+    if (options.check_config) {
+        std::printf("%s: OK\n", config_file.c_str());
+        return 0;
+    }
+    cpuhpd::log::init(level.value_or(cpuhpd::log::Level::Info));
+
+    // sd-event takes these through a signalfd: block them before any thread starts, so
+    // that every thread inherits the mask. A reply to a vanished client must not kill us.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    try {
+        cpuhpd::Daemon daemon(std::move(config));
+        return daemon.run();
+    } catch (const std::exception& error) {
+        cpuhpd::log::error(error.what());
+        return 1;
+    }
+}

@@ -1,0 +1,94 @@
+// The org.cpuhpd1.Manager object: converts D-Bus arguments to engine requests and engine
+// results to D-Bus replies, nothing more. Every handler runs on the main thread and
+// translates every exception into an sdbus::Error (sdbus-c++ 1.2 aborts otherwise).
+#pragma once
+
+#include <sdbus-c++/sdbus-c++.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cpuhpd-adaptor.h"
+#include "machine.h"
+#include "request.h"
+#include "settings.h"
+
+namespace cpuhpd {
+
+// What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
+// thread.
+class ManagerBackend {
+  public:
+    virtual ~ManagerBackend() = default;
+    // The machine state the service works from (re-read first when there is no uevent
+    // source to keep it current).
+    virtual const MachineState& state() = 0;
+    // The last state read, as is (for change announcements).
+    virtual const MachineState& cached_state() const = 0;
+    virtual const EngineSettings& settings() const = 0;
+    virtual bool busy() const = 0;
+    // Queues the request; `done` is called later on the main thread. Throws Refusal.
+    virtual void submit(Request request, std::function<void(const RequestResult&)> done) = 0;
+};
+
+class ManagerAdaptor final
+    : public sdbus::AdaptorInterfaces<org::cpuhpd1::Manager_adaptor, sdbus::Properties_adaptor> {
+  public:
+    using ResultEntry = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
+    using Summary = std::map<std::string, sdbus::Variant>;
+    using ChangeResult = sdbus::Result<std::vector<ResultEntry>, Summary>;
+    using TopologyEntry =
+        sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
+
+    ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend);
+    ~ManagerAdaptor();
+
+    // Emits PropertiesChanged for the properties whose value differs from the last one
+    // announced (or read by a client).
+    void announce_changes();
+
+  private:
+    void Offline(ChangeResult&& result, std::string mask,
+                 std::map<std::string, sdbus::Variant> options) override;
+    void Online(ChangeResult&& result, std::string mask,
+                std::map<std::string, sdbus::Variant> options) override;
+    void SetSmt(ChangeResult&& result, std::string state,
+                std::map<std::string, sdbus::Variant> options) override;
+    std::vector<TopologyEntry> GetTopology() override;
+
+    std::string Online() override;
+    std::string Offline() override;
+    std::string Possible() override;
+    std::string Present() override;
+    std::string Protected() override;
+    std::string SmtControl() override;
+    std::vector<std::string> Capabilities() override;
+    bool Busy() override;
+
+    struct Options {
+        std::optional<Mode> mode;
+        std::optional<StrategyKind> strategy;
+        bool dry_run = false;
+    };
+    static Options parse_options(const std::map<std::string, sdbus::Variant>& options);
+    void check_access(const Options& options) const;
+    std::string caller() const;
+    void start(ChangeResult result, Action action, const std::string& mask, const CpuSet& cpus,
+               const Options& options, StrategyKind default_strategy);
+    void change(ChangeResult&& result, Action action, const std::string& mask,
+                const std::map<std::string, sdbus::Variant>& options);
+
+    // Every changing property's value as text, by property name.
+    std::map<std::string, std::string> property_texts();
+
+    ManagerBackend& backend_;
+    std::map<std::string, std::string> announced_;  // property -> comparable text
+};
+
+// "org.cpuhpd1.Error.<Kind>" for a refusal.
+std::string error_name(RefusalKind kind);
+
+}  // namespace cpuhpd
