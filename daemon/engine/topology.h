@@ -40,11 +40,15 @@ class TopologyMemory {
     void update(const TopologyMap& seen);
     const TopologyMap& known() const { return known_; }
     std::optional<CpuTopology> find(unsigned cpu) const;
+    // Why the last save failed (the state directory is not writable, ...); cleared by the
+    // next successful save, which update() retries.
+    const std::optional<std::string>& save_error() const { return save_error_; }
 
   private:
     void save() const;
     std::filesystem::path cache_file_;
     TopologyMap known_;
+    mutable std::optional<std::string> save_error_;
 };
 
 // Serialisation used by the cache file (one CPU a line); exposed for tests.

@@ -1,0 +1,163 @@
+#include "machine.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <stdexcept>
+#include <system_error>
+
+#include "cpulist.h"
+
+namespace cpuhpd {
+
+std::string to_string(StrategyKind kind) {
+    switch (kind) {
+        case StrategyKind::Auto:
+            return "auto";
+        case StrategyKind::Bulk:
+            return "bulk";
+        case StrategyKind::Smt:
+            return "smt";
+        case StrategyKind::PerCpu:
+            return "per-cpu";
+    }
+    return "unknown";
+}
+
+StrategyKind parse_strategy(const std::string& name) {
+    if (name == "auto") {
+        return StrategyKind::Auto;
+    }
+    if (name == "bulk") {
+        return StrategyKind::Bulk;
+    }
+    if (name == "smt") {
+        return StrategyKind::Smt;
+    }
+    if (name == "per-cpu") {
+        return StrategyKind::PerCpu;
+    }
+    throw std::invalid_argument("unknown strategy '" + name +
+                                "' (expected auto, bulk, smt, per-cpu)");
+}
+
+std::vector<StrategyKind> MachineState::capabilities() const {
+    std::vector<StrategyKind> out;
+    if (bulk_writable) {
+        out.push_back(StrategyKind::Bulk);
+    }
+    if (smt_control == "on" || smt_control == "off") {
+        out.push_back(StrategyKind::Smt);
+    }
+    out.push_back(StrategyKind::PerCpu);
+    return out;
+}
+
+CpuSet MachineState::smt_secondaries() const {
+    CpuSet out;
+    for (unsigned cpu : present.members()) {
+        auto it = topology.find(cpu);
+        if (it != topology.end() && !it->second.siblings.empty() &&
+            it->second.siblings.first() < cpu) {
+            out.add(cpu);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+std::string trim(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+        s.pop_back();
+    }
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) {
+        ++i;
+    }
+    return s.substr(i);
+}
+
+CpuSet read_list(const std::filesystem::path& file) {
+    auto text = read_attribute(file);
+    if (!text) {
+        throw std::runtime_error("cannot read " + file.string());
+    }
+    try {
+        return parse_cpulist(*text);
+    } catch (const MaskError& e) {
+        throw std::runtime_error("cannot parse " + file.string() + ": " + e.what());
+    }
+}
+
+bool write_permitted(const std::filesystem::path& file) {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 && (st.st_mode & 0222) != 0;
+}
+
+// CPUs that have a cpuN directory.
+CpuSet cpu_directories(const SysfsPaths& paths) {
+    CpuSet out;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(paths.cpu_dir(), ec);
+    if (ec) {
+        return out;
+    }
+    for (const auto& entry : it) {
+        std::string name = entry.path().filename().string();
+        if (name.size() < 4 || name.size() > 8 || name.compare(0, 3, "cpu") != 0) {
+            continue;
+        }
+        unsigned long cpu = 0;
+        bool digits = true;
+        for (std::size_t i = 3; i < name.size() && digits; ++i) {
+            digits = std::isdigit(static_cast<unsigned char>(name[i])) != 0;
+            cpu = cpu * 10 + static_cast<unsigned long>(name[i] - '0');
+        }
+        if (digits && cpu < kMaxCpus) {
+            out.add(static_cast<unsigned>(cpu));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
+    MachineState m;
+    m.present = read_list(paths.present());
+    CpuSet online_list = read_list(paths.online());
+    m.possible = read_attribute(paths.possible()) ? read_list(paths.possible()) : m.present;
+
+    for (unsigned cpu : (cpu_directories(paths) | m.present | online_list).members()) {
+        std::error_code ec;
+        auto state = read_attribute(paths.cpu_online(cpu));
+        if (state) {
+            m.hotpluggable.add(cpu);
+            std::string s = trim(*state);
+            if (s == "1") {
+                m.online.add(cpu);
+            } else if (s != "0" && online_list.contains(cpu)) {
+                m.online.add(cpu);  // unexpected content: trust the summary list
+            }
+        } else if (std::filesystem::exists(paths.cpu_online(cpu), ec)) {
+            m.hotpluggable.add(cpu);  // exists but unreadable: trust the summary list
+            if (online_list.contains(cpu)) {
+                m.online.add(cpu);
+            }
+        } else if (online_list.contains(cpu)) {
+            m.online.add(cpu);
+        }
+    }
+
+    if (auto smt = read_attribute(paths.smt_control())) {
+        m.smt_control = trim(*smt);
+    }
+    m.bulk_writable = write_permitted(paths.offline()) && write_permitted(paths.online());
+
+    memory.update(read_topology(paths, m.online));
+    m.topology = memory.known();
+    return m;
+}
+
+}  // namespace cpuhpd
