@@ -120,7 +120,7 @@ TEST(Validate, RefusesLeavingFewerThanMinOnline) {
     EXPECT_EQ(refusal_of(m, m.request(Action::Offline, CpuSet::range(3, 15))).kind(),
               RefusalKind::TooFewOnline);
     // CPUs that earlier requests of the batch take count too.
-    EXPECT_EQ(refusal_of(m, m.request(Action::Offline, set({4})), CpuSet::range(5, 15)).kind(),
+    EXPECT_EQ(refusal_of(m, m.request(Action::Offline, set({3})), CpuSet::range(4, 15)).kind(),
               RefusalKind::TooFewOnline);
 }
 
