@@ -1,0 +1,955 @@
+// Integration tests: a private dbus-daemon, the real cpuhpd on a fake sysfs tree, driven by
+// the real cpuctl binary and by a raw sd-bus client. Never the system bus, never the real /sys.
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <latch>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "harness.h"
+#include "json_lite.h"
+
+namespace cpuhpd::itest {
+namespace {
+
+constexpr const char* kInvalidMask = "org.cpuhpd1.Error.InvalidMask";
+constexpr const char* kProtectedCpu = "org.cpuhpd1.Error.ProtectedCpu";
+constexpr const char* kNotHotpluggable = "org.cpuhpd1.Error.NotHotpluggable";
+constexpr const char* kTooFewOnline = "org.cpuhpd1.Error.TooFewOnline";
+constexpr const char* kNotSupported = "org.cpuhpd1.Error.NotSupported";
+constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
+constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+
+// Every hotpluggable CPU's online file: "0" for the listed CPUs, "1" for the others.
+std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline) {
+    std::map<unsigned, std::string> m;
+    for (unsigned c = 1; c < FakeTree::kCpus; ++c) {
+        m[c] = offline.count(c) ? "0" : "1";
+    }
+    return m;
+}
+
+std::set<unsigned> all_cpus_except(const std::set<unsigned>& out) {
+    std::set<unsigned> s;
+    for (unsigned c = 0; c < FakeTree::kCpus; ++c) {
+        if (!out.count(c)) {
+            s.insert(c);
+        }
+    }
+    return s;
+}
+
+// Parses cpuctl --json output; a failure to parse is a test failure with the output shown.
+::testing::AssertionResult parses(const RunResult& r, Json& out) {
+    try {
+        out = Json::parse(r.out);
+        return ::testing::AssertionSuccess();
+    } catch (const std::exception& e) {
+        return ::testing::AssertionFailure() << e.what() << "\n" << r.describe();
+    }
+}
+
+// {cpu -> result} of a cpuctl JSON batch reply.
+std::map<unsigned, std::string> json_results(const Json& j) {
+    std::map<unsigned, std::string> m;
+    for (const auto& c : j["cpus"].as_array()) {
+        m[static_cast<unsigned>(c["cpu"].as_number())] = c["result"].as_string();
+    }
+    return m;
+}
+
+std::map<unsigned, std::string> all_result(const std::set<unsigned>& cpus, const std::string& r) {
+    std::map<unsigned, std::string> m;
+    for (unsigned c : cpus) {
+        m[c] = r;
+    }
+    return m;
+}
+
+std::vector<unsigned> json_order(const Json& j) {
+    std::vector<unsigned> v;
+    for (const auto& c : j["order"].as_array()) {
+        v.push_back(static_cast<unsigned>(c.as_number()));
+    }
+    return v;
+}
+
+std::size_t position(const std::vector<unsigned>& order, unsigned cpu) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), cpu) - order.begin());
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string line;
+    while (std::getline(ss, line)) {
+        out.push_back(line);
+    }
+    return out;
+}
+
+bool any_line_matches(const std::string& text, const std::string& pattern) {
+    std::regex re(pattern);
+    for (const auto& l : lines_of(text)) {
+        if (std::regex_search(l, re)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+class CpuhpdTest : public ::testing::Test {
+  protected:
+    virtual DaemonConfig config() const { return {}; }
+    virtual void prepare_tree(FakeTree&) {}
+
+    void SetUp() override {
+        world_ = std::make_unique<World>();
+        prepare_tree(world_->tree());
+        world_->start_bus();
+        try {
+            world_->start_daemon(config());
+        } catch (const std::exception& e) {
+            FAIL() << e.what();
+        }
+        client_ = std::make_unique<RawClient>(world_->bus_address());
+    }
+
+    void TearDown() override {
+        client_.reset();
+        if (world_ && HasFailure()) {
+            std::cerr << "---- cpuhpd stderr ----\n" << world_->daemon_log() << "----\n";
+        }
+        world_.reset();
+    }
+
+    FakeTree& tree() { return world_->tree(); }
+    RunResult cpuctl(const std::vector<std::string>& args) { return world_->cpuctl(args); }
+
+    std::unique_ptr<World> world_;
+    std::unique_ptr<RawClient> client_;
+};
+
+// ------------------------------------------------------------------ cpuctl basics
+
+TEST_F(CpuhpdTest, CpuctlOfflineThenOnlineChangesExactlyTheNamedCpus) {
+    RunResult r = cpuctl({"--json", "offline", "4,6,7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["action"].as_string(), "offline");
+    EXPECT_EQ(j["outcome"].as_string(), "ok");
+    EXPECT_FALSE(j["dry_run"].as_bool());
+    EXPECT_EQ(json_results(j), all_result({4, 6, 7}, "changed")) << r.out;
+    EXPECT_GT(j["batch_id"].as_number(), 0);
+    EXPECT_EQ(tree().online_files(), expected_files({4, 6, 7}));
+    EXPECT_EQ(tree().read("devices/system/cpu/cpu0/online"), "<absent>");
+
+    r = cpuctl({"--json", "online", "4,6,7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["action"].as_string(), "online");
+    EXPECT_EQ(json_results(j), all_result({4, 6, 7}, "changed")) << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+TEST_F(CpuhpdTest, CpuctlReportsUnchangedForCpusAlreadyInTheState) {
+    RunResult r = cpuctl({"--json", "offline", "4"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    r = cpuctl({"--json", "offline", "4-5"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(json_results(j), (std::map<unsigned, std::string>{{4, "unchanged"}, {5, "changed"}}))
+        << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({4, 5}));
+}
+
+TEST_F(CpuhpdTest, CpuctlTableOutputHasALinePerCpuAndASummary) {
+    RunResult r = cpuctl({"offline", "4,6,7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    for (unsigned c : {4u, 6u, 7u}) {
+        EXPECT_TRUE(any_line_matches(r.out, "^\\s*" + std::to_string(c) + "\\s+changed\\b"))
+            << "no table line for CPU " << c << "\n"
+            << r.out;
+    }
+    EXPECT_FALSE(any_line_matches(r.out, "^\\s*5\\s+")) << r.out;
+    EXPECT_TRUE(any_line_matches(r.out, "\\b3 changed\\b")) << "no summary line\n" << r.out;
+
+    r = cpuctl({"status"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(any_line_matches(r.out, "online:?\\s+0-3,5,8-15\\b")) << r.out;
+    EXPECT_TRUE(any_line_matches(r.out, "offline:?\\s+4,6-7\\b")) << r.out;
+
+    r = cpuctl({"topology"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    for (unsigned c = 0; c < FakeTree::kCpus; ++c) {
+        EXPECT_TRUE(any_line_matches(r.out, "^\\s*" + std::to_string(c) + "\\s"))
+            << "no topology line for CPU " << c << "\n"
+            << r.out;
+    }
+}
+
+TEST_F(CpuhpdTest, CpuctlStatusAndTopologyJson) {
+    RunResult r = cpuctl({"--json", "offline", "5"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    r = cpuctl({"--json", "status"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["online"].as_string(), "0-4,6-15");
+    EXPECT_EQ(j["offline"].as_string(), "5");
+    EXPECT_EQ(j["possible"].as_string(), "0-15");
+    EXPECT_EQ(j["present"].as_string(), "0-15");
+    EXPECT_EQ(j["protected"].as_string(), "0");
+    EXPECT_EQ(j["smt_control"].as_string(), "on");
+    EXPECT_FALSE(j["busy"].as_bool());
+    std::vector<std::string> caps;
+    for (const auto& c : j["capabilities"].as_array()) {
+        caps.push_back(c.as_string());
+    }
+    EXPECT_NE(std::find(caps.begin(), caps.end(), "per-cpu"), caps.end()) << r.out;
+    EXPECT_EQ(std::find(caps.begin(), caps.end(), "bulk"), caps.end())
+        << "the tree has read-only cpu/online and cpu/offline: no bulk\n"
+        << r.out;
+
+    r = cpuctl({"--json", "topology"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    const auto& cpus = j["cpus"].as_array();
+    ASSERT_EQ(cpus.size(), FakeTree::kCpus) << r.out;
+    for (const auto& c : cpus) {
+        auto n = static_cast<unsigned>(c["cpu"].as_number());
+        SCOPED_TRACE("cpu " + std::to_string(n));
+        EXPECT_EQ(c["package"].as_number(), FakeTree::package_of(n));
+        EXPECT_EQ(c["core"].as_number(), FakeTree::core_of(n));
+        EXPECT_EQ(c["node"].as_number(), FakeTree::package_of(n));
+        EXPECT_EQ(parse_cpulist(c["siblings"].as_string()),
+                  (std::set<unsigned>{n, FakeTree::sibling_of(n)}));
+        EXPECT_EQ(c["online"].as_bool(), n != 5);
+        EXPECT_EQ(c["hotpluggable"].as_bool(), n != 0);
+    }
+}
+
+TEST_F(CpuhpdTest, CpuctlFindsTheBusThroughDbusSystemBusAddress) {
+    RunResult r = world_->cpuctl({"--json", "status"}, /*with_address=*/false,
+                                 {{"DBUS_SYSTEM_BUS_ADDRESS", world_->bus_address()}});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["online"].as_string(), "0-15");
+
+    r = world_->cpuctl({"--json", "offline", "3"}, /*with_address=*/false,
+                       {{"DBUS_SYSTEM_BUS_ADDRESS", world_->bus_address()}});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_EQ(tree().online_files(), expected_files({3}));
+}
+
+// ------------------------------------------------------------------ selectors
+
+TEST_F(CpuhpdTest, SelectorsResolveAsTheTreeTopologySays) {
+    struct Case {
+        std::string mask;
+        std::set<unsigned> cpus;
+    };
+    const std::vector<Case> cases = {
+        {"package:1", {4, 5, 6, 7, 12, 13, 14, 15}},
+        {"package:0", {0, 1, 2, 3, 8, 9, 10, 11}},
+        {"core:5", {5, 13}},
+        {"core:13", {5, 13}},
+        {"smt", {8, 9, 10, 11, 12, 13, 14, 15}},
+        {"node:1", {4, 5, 6, 7, 12, 13, 14, 15}},
+        {"die:0", all_cpus_except({})},
+        {"0x30", {4, 5}},
+        {"1-15:2/4", {1, 2, 5, 6, 9, 10, 13, 14}},
+        {"core:5 2", {2, 5, 13}},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE("mask '" + c.mask + "'");
+        CallResult res = client_->call("Offline", c.mask, {{"dry_run", true}});
+        ASSERT_TRUE(res.ok) << res.describe();
+        EXPECT_EQ(res.cpus(), c.cpus) << res.describe();
+        EXPECT_EQ(res.u64("batch_id"), 0u) << res.describe();
+    }
+    // Dry runs of masks that include cpu0 are refused (protected) only when it would change;
+    // nothing above touched the tree.
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+
+    // cpuctl: several arguments are a union.
+    RunResult r = cpuctl({"--json", "offline", "--dry-run", "core:5", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    std::set<unsigned> got;
+    for (const auto& [cpu, result] : json_results(j)) {
+        got.insert(cpu);
+    }
+    EXPECT_EQ(got, (std::set<unsigned>{2, 5, 13})) << r.out;
+    EXPECT_TRUE(j["dry_run"].as_bool());
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+TEST_F(CpuhpdTest, SelectorOfflineTakesSiblingsFirstAndOnlineBringsPrimariesFirst) {
+    RunResult r = cpuctl({"--json", "offline", "package:1"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    std::set<unsigned> pkg1{4, 5, 6, 7, 12, 13, 14, 15};
+    EXPECT_EQ(json_results(j), all_result(pkg1, "changed")) << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files(pkg1));
+    auto order = json_order(j);
+    EXPECT_EQ(std::set<unsigned>(order.begin(), order.end()), pkg1) << r.out;
+    for (unsigned primary : {4u, 5u, 6u, 7u}) {
+        EXPECT_LT(position(order, primary + 8), position(order, primary))
+            << "offline order must take sibling " << primary + 8 << " before " << primary << "\n"
+            << r.out;
+    }
+
+    // The topology of offline CPUs is remembered: package:1 still resolves.
+    r = cpuctl({"--json", "online", "package:1"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(json_results(j), all_result(pkg1, "changed")) << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    order = json_order(j);
+    for (unsigned primary : {4u, 5u, 6u, 7u}) {
+        EXPECT_LT(position(order, primary), position(order, primary + 8))
+            << "online order must bring " << primary << " before sibling " << primary + 8 << "\n"
+            << r.out;
+    }
+}
+
+TEST_F(CpuhpdTest, SmtSelectorWithPerCpuStrategyTakesEverySecondaryThread) {
+    RunResult r = cpuctl({"--json", "offline", "--strategy", "per-cpu", "smt"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    std::set<unsigned> secondaries{8, 9, 10, 11, 12, 13, 14, 15};
+    EXPECT_EQ(json_results(j), all_result(secondaries, "changed")) << r.out;
+    EXPECT_EQ(j["strategy"].as_string(), "per-cpu");
+    EXPECT_EQ(tree().online_files(), expected_files(secondaries));
+    EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on") << "per-cpu must not use smt";
+}
+
+// ------------------------------------------------------------------ refusals
+
+struct Refused {
+    std::string mask;
+    std::map<std::string, Option> options;
+    std::string error;
+    std::string must_mention;  // "" for no check
+};
+
+TEST_F(CpuhpdTest, RefusalsCarryTheirErrorNamesAndTouchNothing) {
+    const std::vector<Refused> cases = {
+        {"5-1", {}, kInvalidMask, "5-1"},
+        {"abc", {}, kInvalidMask, "abc"},
+        {"1,,2", {}, kInvalidMask, "1,,2"},
+        {"package:9x", {}, kInvalidMask, "package:9x"},
+        {"99", {}, kInvalidMask, "99"},
+        {"0", {}, kProtectedCpu, "0"},
+        {"0-3", {}, kProtectedCpu, "0"},
+        {"1-15", {}, kTooFewOnline, ""},
+        {"4", {{"bogus", std::string("x")}}, kInvalidArgs, "bogus"},
+        {"4", {{"mode", true}}, kInvalidArgs, "mode"},
+        {"4", {{"dry_run", std::string("yes")}}, kInvalidArgs, "dry_run"},
+        {"4", {{"strategy", std::uint32_t{3}}}, kInvalidArgs, "strategy"},
+        {"4", {{"strategy", std::string("bulk")}}, kNotSupported, ""},
+    };
+    tree().write("kernel/rcu_expedited", "0");
+    for (const auto& c : cases) {
+        SCOPED_TRACE("Offline('" + c.mask + "')");
+        CallResult res = client_->call("Offline", c.mask, c.options);
+        ASSERT_FALSE(res.ok) << res.describe();
+        EXPECT_EQ(res.error_name, c.error) << res.error_message;
+        if (!c.must_mention.empty()) {
+            EXPECT_NE(res.error_message.find(c.must_mention), std::string::npos)
+                << "message does not name '" << c.must_mention << "': " << res.error_message;
+        }
+        EXPECT_EQ(tree().online_files(), expected_files({}));
+        EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+    }
+    // Online refusals too: cpu 99 is not present.
+    CallResult res = client_->call("Online", "99");
+    ASSERT_FALSE(res.ok) << res.describe();
+    EXPECT_EQ(res.error_name, kInvalidMask);
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+TEST_F(CpuhpdTest, CpuctlExitsWithTwoOnRefusalsAndUsageErrors) {
+    for (const std::string mask : {"5-1", "abc", "1,,2", "99", "0", "1-15"}) {
+        RunResult r = cpuctl({"offline", mask});
+        EXPECT_EQ(r.exit_code, 2) << "cpuctl offline " << mask << "\n" << r.describe();
+        EXPECT_FALSE(r.err.empty()) << "cpuctl offline " << mask << " printed no error";
+        EXPECT_EQ(tree().online_files(), expected_files({}));
+    }
+    RunResult r = cpuctl({"--json", "offline", "abc"});
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    r = cpuctl({"offline", "--no-such-option", "4"});
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    r = cpuctl({"frobnicate"});
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+class CustomProtectedTest : public CpuhpdTest {
+  protected:
+    DaemonConfig config() const override {
+        DaemonConfig c;
+        c.protected_cpus = "15";
+        return c;
+    }
+};
+
+TEST_F(CustomProtectedTest, ProtectedCpusComeFromTheConfigAndCpu0IsNotHotpluggable) {
+    EXPECT_EQ(client_->get_string("Protected"), "15");
+    CallResult res = client_->call("Offline", "14-15");
+    ASSERT_FALSE(res.ok) << res.describe();
+    EXPECT_EQ(res.error_name, kProtectedCpu);
+    EXPECT_NE(res.error_message.find("15"), std::string::npos) << res.error_message;
+
+    res = client_->call("Offline", "0-1");
+    ASSERT_FALSE(res.ok) << res.describe();
+    EXPECT_EQ(res.error_name, kNotHotpluggable);
+    EXPECT_NE(res.error_message.find("0"), std::string::npos) << res.error_message;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+
+    RunResult r = cpuctl({"offline", "0"});
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    // Bringing cpu0 online is not a change: it is online and needs no file.
+    res = client_->call("Online", "0");
+    ASSERT_TRUE(res.ok) << res.describe();
+    ASSERT_TRUE(res.result_for(0)) << res.describe();
+    EXPECT_EQ(res.result_for(0)->result, "unchanged") << res.describe();
+}
+
+// ------------------------------------------------------------------ failures
+
+class InjectedFailureTest : public CpuhpdTest {
+  protected:
+    void SetUp() override {
+        CpuhpdTest::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
+        int rc = tree().make_unwritable(5);
+        if (rc != 0) {
+            GTEST_SKIP() << "cannot make cpu5/online unwritable for root on this filesystem "
+                            "(FS_IOC_SETFLAGS immutable: "
+                         << std::strerror(rc) << ")";
+        }
+    }
+};
+
+TEST_F(InjectedFailureTest, BestEffortReportsTheFailedCpuAndKeepsTheOthers) {
+    RunResult r = cpuctl({"--json", "offline", "--best-effort", "4-6"});
+    EXPECT_EQ(r.exit_code, 64) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["outcome"].as_string(), "partial");
+    EXPECT_EQ(j["mode"].as_string(), "best-effort");
+    EXPECT_EQ(json_results(j),
+              (std::map<unsigned, std::string>{{4, "changed"}, {5, "failed"}, {6, "changed"}}))
+        << r.out;
+    for (const auto& c : j["cpus"].as_array()) {
+        if (c["cpu"].as_number() == 5) {
+            EXPECT_EQ(c["error"].as_string(), "EPERM") << r.out;
+        }
+    }
+    EXPECT_EQ(tree().online_files(), expected_files({4, 6}));
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+TEST_F(InjectedFailureTest, AtomicFailureRollsBackAndLeavesNothingChanged) {
+    client_->subscribe();
+    CallResult res = client_->call("Offline", "4-6");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("outcome"), "failed") << res.describe();
+    EXPECT_EQ(res.str("mode"), "atomic") << res.describe();
+    ASSERT_EQ(res.cpus(), (std::set<unsigned>{4, 5, 6})) << res.describe();
+    EXPECT_EQ(res.result_for(5)->result, "failed") << res.describe();
+    EXPECT_EQ(res.result_for(5)->error, "EPERM") << res.describe();
+    EXPECT_EQ(res.result_for(5)->errno_value, EPERM) << res.describe();
+    auto order = res.order();
+    std::vector<unsigned> ord(order.begin(), order.end());
+    for (unsigned c : {4u, 6u}) {
+        const std::string& result = res.result_for(c)->result;
+        if (position(ord, c) < position(ord, 5)) {
+            EXPECT_EQ(result, "rolled-back") << "cpu " << c << " was written before 5\n"
+                                             << res.describe();
+        } else {
+            EXPECT_NE(result, "changed") << res.describe();
+            EXPECT_NE(result, "failed") << res.describe();
+        }
+    }
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+    ASSERT_TRUE(client_->wait_for([&] { return !client_->batches().empty(); }, 10s))
+        << "no BatchFinished after a failed batch that wrote to the kernel";
+    const auto& b = client_->batches().back();
+    EXPECT_EQ(b.batch_id, res.u64("batch_id"));
+    EXPECT_EQ(parse_cpulist(b.failed), (std::set<unsigned>{5})) << b.failed;
+
+    // cpuctl: exit 1, and the tree is unchanged.
+    RunResult r = cpuctl({"--json", "offline", "4-6"});
+    EXPECT_EQ(r.exit_code, 1) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["outcome"].as_string(), "failed");
+    EXPECT_EQ(json_results(j)[5], "failed") << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+// ------------------------------------------------------------------ dry run
+
+TEST_F(CpuhpdTest, PlanAndDryRunShowOrderAndStrategyAndTouchNothing) {
+    client_->subscribe();
+    RunResult r = cpuctl({"--json", "plan", "offline", "4-7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_TRUE(j["dry_run"].as_bool());
+    EXPECT_EQ(j["strategy"].as_string(), "per-cpu") << r.out;
+    auto order = json_order(j);
+    EXPECT_EQ(std::set<unsigned>(order.begin(), order.end()), (std::set<unsigned>{4, 5, 6, 7}))
+        << r.out;
+    EXPECT_EQ(order.size(), 4u) << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+
+    r = cpuctl({"--json", "offline", "--dry-run", "4-7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_TRUE(j["dry_run"].as_bool());
+    EXPECT_EQ(json_order(j), order) << "plan and --dry-run disagree";
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+
+    // The request that is exactly every secondary thread goes through smt/control.
+    r = cpuctl({"--json", "plan", "offline", "smt"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["strategy"].as_string(), "smt") << r.out;
+    EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
+
+    // Table form names strategy and order.
+    r = cpuctl({"plan", "offline", "core:5"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(any_line_matches(r.out, "per-cpu")) << r.out;
+    EXPECT_TRUE(any_line_matches(r.out, "13,\\s*5")) << "offline order 13 then 5\n" << r.out;
+
+    // A dry run writes nothing, so no BatchFinished.
+    EXPECT_FALSE(client_->wait_for([&] { return !client_->batches().empty(); }, 500ms))
+        << "BatchFinished after dry runs, batch " << client_->batches().front().batch_id;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+// ------------------------------------------------------------------ properties and signals
+
+TEST_F(CpuhpdTest, PropertiesReflectTheTree) {
+    EXPECT_EQ(client_->get_string("Online"), "0-15");
+    EXPECT_EQ(client_->get_string("Offline"), "");
+    EXPECT_EQ(client_->get_string("Possible"), "0-15");
+    EXPECT_EQ(client_->get_string("Present"), "0-15");
+    EXPECT_EQ(client_->get_string("Protected"), "0");
+    EXPECT_EQ(client_->get_string("SmtControl"), "on");
+    EXPECT_FALSE(client_->get_bool("Busy"));
+    auto caps = client_->get_strv("Capabilities");
+    EXPECT_EQ(caps, (std::vector<std::string>{"smt", "per-cpu"}))
+        << "best first; no bulk on a tree with read-only cpu/online and cpu/offline";
+
+    auto topo = client_->get_topology();
+    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    for (const auto& e : topo) {
+        SCOPED_TRACE("cpu " + std::to_string(e.cpu));
+        EXPECT_EQ(e.package, static_cast<int>(FakeTree::package_of(e.cpu)));
+        EXPECT_EQ(e.die, 0);
+        EXPECT_EQ(e.core, static_cast<int>(FakeTree::core_of(e.cpu)));
+        EXPECT_EQ(e.node, static_cast<int>(FakeTree::package_of(e.cpu)));
+        EXPECT_EQ(parse_cpulist(e.siblings),
+                  (std::set<unsigned>{e.cpu, FakeTree::sibling_of(e.cpu)}));
+        EXPECT_TRUE(e.online);
+        EXPECT_EQ(e.hotpluggable, e.cpu != 0);
+    }
+}
+
+TEST_F(CpuhpdTest, OfflineBatchEmitsPropertiesChangedAndBatchFinished) {
+    client_->subscribe();
+    CallResult res = client_->call("Offline", "4,6,7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("outcome"), "ok");
+    EXPECT_EQ(res.str("action"), "offline");
+    EXPECT_EQ(res.str("mask"), "4,6,7");
+    EXPECT_EQ(res.str("mode"), "atomic");
+    EXPECT_EQ(res.str("strategy"), "per-cpu");
+    std::uint64_t batch = res.u64("batch_id");
+    EXPECT_GT(batch, 0u) << res.describe();
+    ASSERT_EQ(res.cpus(), (std::set<unsigned>{4, 6, 7}));
+    for (const auto& c : res.results) {
+        EXPECT_EQ(c.result, "changed") << res.describe();
+        EXPECT_EQ(c.error, "");
+        EXPECT_EQ(c.errno_value, 0);
+    }
+    auto order = res.order();
+    EXPECT_EQ(std::set<unsigned>(order.begin(), order.end()), (std::set<unsigned>{4, 6, 7}));
+
+    auto last_value = [&](const std::string& prop) -> std::optional<std::string> {
+        std::optional<std::string> v;
+        for (const auto& pc : client_->property_changes()) {
+            if (pc.interface != "org.cpuhpd1.Manager") {
+                continue;
+            }
+            auto it = pc.changed.find(prop);
+            if (it != pc.changed.end()) {
+                if (auto* s = std::get_if<std::string>(&it->second)) {
+                    v = *s;
+                }
+            }
+        }
+        return v;
+    };
+    bool got = client_->wait_for(
+        [&] {
+            return last_value("Online") == std::optional<std::string>("0-3,5,8-15") &&
+                   last_value("Offline") == std::optional<std::string>("4,6-7") &&
+                   !client_->batches().empty();
+        },
+        10s);
+    EXPECT_TRUE(got) << "Online=" << last_value("Online").value_or("<no signal>")
+                     << " Offline=" << last_value("Offline").value_or("<no signal>")
+                     << " BatchFinished signals: " << client_->batches().size()
+                     << " PropertiesChanged signals: " << client_->property_changes().size();
+    ASSERT_FALSE(client_->batches().empty());
+    const auto& b = client_->batches().back();
+    EXPECT_EQ(b.batch_id, batch);
+    EXPECT_EQ(b.action, "offline");
+    EXPECT_EQ(b.strategy, "per-cpu");
+    EXPECT_EQ(b.changed, "4,6-7");
+    EXPECT_EQ(b.failed, "");
+    EXPECT_EQ(b.requests, 1u);
+
+    EXPECT_EQ(client_->get_string("Online"), "0-3,5,8-15");
+    EXPECT_EQ(client_->get_string("Offline"), "4,6-7");
+    EXPECT_FALSE(client_->get_bool("Busy"));
+
+    // Topology of offline CPUs is the one last seen.
+    auto topo = client_->get_topology();
+    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    EXPECT_FALSE(topo[4].online);
+    EXPECT_EQ(topo[4].package, 1);
+    EXPECT_TRUE(topo[5].online);
+
+    // And back.
+    res = client_->call("Online", "4,6,7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_GT(res.u64("batch_id"), batch);
+    got = client_->wait_for(
+        [&] {
+            return last_value("Online") == std::optional<std::string>("0-15") &&
+                   last_value("Offline") == std::optional<std::string>("");
+        },
+        10s);
+    EXPECT_TRUE(got) << "Online=" << last_value("Online").value_or("<no signal>")
+                     << " Offline=" << last_value("Offline").value_or("<no signal>");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+TEST_F(CpuhpdTest, BusyIsTrueOnlyWhileABatchRuns) {
+    client_->subscribe();
+    CallResult res = client_->call("Offline", "1-3");
+    ASSERT_TRUE(res.ok) << res.describe();
+    client_->wait_for([&] { return !client_->batches().empty(); }, 10s);
+    std::vector<bool> busy;
+    for (const auto& pc : client_->property_changes()) {
+        auto it = pc.changed.find("Busy");
+        if (it != pc.changed.end()) {
+            if (auto* b = std::get_if<bool>(&it->second)) {
+                busy.push_back(*b);
+            }
+        }
+    }
+    EXPECT_EQ(busy, (std::vector<bool>{true, false})) << "Busy changes around one batch";
+    EXPECT_FALSE(client_->get_bool("Busy"));
+}
+
+// ------------------------------------------------------------------ rcu_expedited
+
+class ExpediteAlwaysTest : public CpuhpdTest {
+  protected:
+    DaemonConfig config() const override {
+        DaemonConfig c;
+        c.extra_yaml = "expedite: always\n";
+        return c;
+    }
+};
+
+// Counts writes (close after write) to a file while `body` runs.
+template <typename F>
+int count_writes(const std::filesystem::path& file, F body) {
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0) {
+        return -1;
+    }
+    inotify_add_watch(fd, file.c_str(), IN_CLOSE_WRITE);
+    body();
+    int count = 0;
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        for (char* p = buf; p < buf + n;) {
+            auto* ev = reinterpret_cast<inotify_event*>(p);
+            if (ev->mask & IN_CLOSE_WRITE) {
+                ++count;
+            }
+            p += sizeof(inotify_event) + ev->len;
+        }
+    }
+    close(fd);
+    return count;
+}
+
+TEST_F(ExpediteAlwaysTest, RcuExpeditedIsSetForTheBatchAndRestored) {
+    auto rcu = tree().root() / "kernel/rcu_expedited";
+    int writes = count_writes(rcu, [&] {
+        CallResult res = client_->call("Offline", "4-7");
+        ASSERT_TRUE(res.ok) << res.describe();
+        EXPECT_EQ(res.str("outcome"), "ok") << res.describe();
+    });
+    EXPECT_GE(writes, 2) << "expedite: always must set rcu_expedited and restore it";
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+    EXPECT_EQ(tree().online_files(), expected_files({4, 5, 6, 7}));
+
+    CallResult res = client_->call("Online", "4-7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+TEST_F(ExpediteAlwaysTest, RcuExpeditedIsRestoredAfterAFailedBatch) {
+    if (int rc = tree().make_unwritable(6); rc != 0) {
+        GTEST_SKIP() << "cannot make cpu6/online unwritable: " << std::strerror(rc);
+    }
+    CallResult res = client_->call("Offline", "4-7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("outcome"), "failed") << res.describe();
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+class ExpeditedAlreadyOnTest : public CpuhpdTest {
+  protected:
+    void prepare_tree(FakeTree& t) override { t.write("kernel/rcu_expedited", "1"); }
+};
+
+TEST_F(ExpeditedAlreadyOnTest, RcuExpeditedStaysOneAfterBatches) {
+    CallResult res = client_->call("Offline", "4-7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("outcome"), "ok") << res.describe();
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "1");
+    res = client_->call("Online", "4-7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "1");
+    if (tree().make_unwritable(5) == 0) {
+        res = client_->call("Offline", "4-6");
+        ASSERT_TRUE(res.ok) << res.describe();
+        EXPECT_EQ(res.str("outcome"), "failed") << res.describe();
+        EXPECT_EQ(tree().read("kernel/rcu_expedited"), "1");
+        EXPECT_EQ(tree().online_files(), expected_files({}));
+    }
+}
+
+// ------------------------------------------------------------------ coalescing
+
+class CoalescingTest : public CpuhpdTest {
+  protected:
+    DaemonConfig config() const override {
+        DaemonConfig c;
+        c.coalesce_ms = 300;
+        return c;
+    }
+};
+
+TEST_F(CoalescingTest, EightConcurrentRawCallersShareBatchesAndGetOnlyTheirOwnResults) {
+    constexpr unsigned kCallers = 8;
+    client_->subscribe();
+    std::vector<std::unique_ptr<RawClient>> clients;
+    for (unsigned i = 0; i < kCallers; ++i) {
+        clients.push_back(std::make_unique<RawClient>(world_->bus_address()));
+    }
+    std::vector<CallResult> results(kCallers);
+    std::vector<std::string> errors(kCallers);
+    std::latch go(kCallers);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < kCallers; ++i) {
+        threads.emplace_back([&, i] {
+            go.arrive_and_wait();
+            try {
+                results[i] = clients[i]->call("Offline", std::to_string(i + 1));
+            } catch (const std::exception& e) {
+                errors[i] = e.what();
+            }
+        });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    std::set<std::uint64_t> batches;
+    for (unsigned i = 0; i < kCallers; ++i) {
+        SCOPED_TRACE("caller " + std::to_string(i) + " offlining cpu " + std::to_string(i + 1));
+        ASSERT_EQ(errors[i], "");
+        ASSERT_TRUE(results[i].ok) << results[i].describe();
+        EXPECT_EQ(results[i].cpus(), (std::set<unsigned>{i + 1})) << results[i].describe();
+        EXPECT_EQ(results[i].result_for(i + 1)->result, "changed") << results[i].describe();
+        EXPECT_EQ(results[i].order(), (std::vector<std::uint32_t>{i + 1})) << results[i].describe();
+        EXPECT_EQ(results[i].str("outcome"), "ok");
+        batches.insert(results[i].u64("batch_id"));
+    }
+    EXPECT_LT(batches.size(), kCallers) << "8 concurrent callers were not coalesced";
+    EXPECT_EQ(tree().online_files(), expected_files({1, 2, 3, 4, 5, 6, 7, 8}));
+
+    // BatchFinished: one per batch, their `requests` sum to the callers.
+    client_->wait_for([&] { return client_->batches().size() >= batches.size(); }, 10s);
+    std::uint32_t served = 0;
+    std::set<unsigned> changed;
+    for (const auto& b : client_->batches()) {
+        EXPECT_TRUE(batches.count(b.batch_id)) << "unknown batch " << b.batch_id;
+        served += b.requests;
+        for (unsigned c : parse_cpulist(b.changed)) {
+            changed.insert(c);
+        }
+    }
+    EXPECT_EQ(client_->batches().size(), batches.size());
+    EXPECT_EQ(served, kCallers);
+    EXPECT_EQ(changed, (std::set<unsigned>{1, 2, 3, 4, 5, 6, 7, 8}));
+}
+
+TEST_F(CoalescingTest, EightConcurrentCpuctlProcessesShareBatches) {
+    constexpr unsigned kCallers = 8;
+    std::vector<std::unique_ptr<Child>> children;
+    for (unsigned i = 0; i < kCallers; ++i) {
+        children.push_back(world_->spawn_cpuctl({"--json", "offline", std::to_string(i + 8)}));
+    }
+    std::set<double> batches;
+    auto deadline = Clock::now() + 60s;
+    for (unsigned i = 0; i < kCallers; ++i) {
+        unsigned cpu = i + 8;
+        SCOPED_TRACE("cpuctl offline " + std::to_string(cpu));
+        ASSERT_TRUE(children[i]->wait_until(deadline)) << "cpuctl did not finish in time";
+        RunResult r{children[i]->exit_code(), children[i]->out(), children[i]->err()};
+        ASSERT_EQ(r.exit_code, 0) << r.describe();
+        Json j;
+        ASSERT_TRUE(parses(r, j));
+        EXPECT_EQ(json_results(j), all_result({cpu}, "changed")) << r.out;
+        batches.insert(j["batch_id"].as_number());
+    }
+    EXPECT_LT(batches.size(), kCallers) << "8 concurrent cpuctl processes were not coalesced";
+    EXPECT_EQ(tree().online_files(), expected_files({8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
+// ------------------------------------------------------------------ no daemon
+
+TEST(CpuhpdNoDaemon, CpuctlSaysTheDaemonIsNotRunning) {
+    World world;
+    world.start_bus();
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"status"}, std::vector<std::string>{"offline", "4"}}) {
+        RunResult r = world.cpuctl(args, true, {}, 30s);
+        EXPECT_EQ(r.exit_code, 1) << r.describe();
+        std::string err = r.err;
+        std::transform(err.begin(), err.end(), err.begin(), ::tolower);
+        EXPECT_NE(err.find("not running"), std::string::npos) << r.describe();
+        EXPECT_NE(err.find("cpuhpd"), std::string::npos) << r.describe();
+    }
+    EXPECT_EQ(world.tree().online_files(), expected_files({}));
+}
+
+// ------------------------------------------------------------------ access control
+
+// Runs `fn` in a forked child as nobody (uid/gid 65534); returns what it wrote to the pipe.
+std::string as_nobody(const std::function<std::string()>& fn) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        return "<pipe failed>";
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        std::string out;
+        if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+            out = "<setuid failed>";
+        } else {
+            try {
+                out = fn();
+            } catch (const std::exception& e) {
+                out = std::string("<exception: ") + e.what() + ">";
+            }
+        }
+        ssize_t n = write(p[1], out.data(), out.size());
+        (void)n;
+        _exit(0);
+    }
+    close(p[1]);
+    std::string out;
+    auto deadline = Clock::now() + 30s;
+    for (;;) {
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            out += "<timeout>";
+            break;
+        }
+        pollfd pfd{p[0], POLLIN, 0};
+        if (poll(&pfd, 1, static_cast<int>(left)) <= 0) {
+            continue;
+        }
+        char buf[1024];
+        ssize_t n = read(p[0], buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    close(p[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return out;
+}
+
+TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "needs root to switch to uid 65534 in a child";
+    }
+    std::string address = world_->bus_address();
+    // The world's temp dir is 0755, so nobody can reach the bus socket.
+    std::string out = as_nobody([&] {
+        RawClient c(address);
+        std::string s = "online=" + c.get_string("Online") + ";";
+        CallResult r = c.call("Offline", "4");
+        s += "offline=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+        r = c.call("Online", "4");
+        s += "online4=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+        r = c.call("SetSmt", "off");
+        s += "smt=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+        return s;
+    });
+    EXPECT_EQ(out, std::string("online=0-15;offline=") + kAccessDenied +
+                       ";online4=" + kAccessDenied + ";smt=" + kAccessDenied + ";");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
+}
+
+}  // namespace
+}  // namespace cpuhpd::itest
