@@ -1,6 +1,7 @@
 #include "cpuset.h"
 
 #include <algorithm>
+#include <ostream>
 #include <stdexcept>
 
 #include "cpulist.h"
@@ -149,6 +150,10 @@ void CpuSet::trim() {
     while (!bits_.empty() && !bits_.back()) {
         bits_.pop_back();
     }
+}
+
+std::ostream& operator<<(std::ostream& os, const CpuSet& cpus) {
+    return os << (cpus.empty() ? std::string("{}") : format_cpulist(cpus));
 }
 
 }  // namespace cpuhpd

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,8 @@ private:
     void trim();
     std::vector<bool> bits_;  // bits_[cpu]; no trailing false entries
 };
+
+// Prints the cpulist form ("0-3,8", "{}" when empty): for logs and test failure messages.
+std::ostream& operator<<(std::ostream& os, const CpuSet& cpus);
 
 }  // namespace cpuhpd
