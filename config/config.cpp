@@ -111,7 +111,9 @@ class Parser {
 
     std::string scalar(const YAML::Node& value, const std::string& key) const {
         if (!value || value.IsNull()) {
-            fail(value, key, "a value is required");
+            // An empty value has no position of its own (yaml-cpp marks where the next
+            // token starts): report the key's line.
+            throw ConfigError(name_, line_hint_, key, "a value is required");
         }
         if (!value.IsScalar()) {
             fail(value, key, "expected a single value, not a list or mapping");

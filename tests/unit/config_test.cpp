@@ -1,0 +1,198 @@
+// The YAML config loader: defaults, every key, and an error with file, line and key for
+// each kind of bad input.
+#include "config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace cpuhpd {
+namespace {
+
+std::string error_of(const std::string& text) {
+    try {
+        parse_config(text, "test.yaml");
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+TEST(Config, EmptyTextGivesDefaults) {
+    const Config config = parse_config("# only a comment\n", "test.yaml");
+    EXPECT_EQ(config.sysfs_root, "/sys");
+    EXPECT_EQ(config.bus, "system");
+    EXPECT_EQ(config.state_dir, "/run/cpuhpd");
+    EXPECT_EQ(config.log_level, "info");
+    EXPECT_EQ(config.engine.protected_cpus, CpuSet::single(0));
+    EXPECT_EQ(config.engine.min_online, 1u);
+    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(20));
+    EXPECT_EQ(config.engine.expedite, Expedite::Auto);
+    EXPECT_EQ(config.engine.default_mode, Mode::Atomic);
+    EXPECT_EQ(config.engine.max_queued_requests, 256u);
+    EXPECT_TRUE(config.profiles.empty());
+}
+
+TEST(Config, EveryKey) {
+    const Config config = parse_config(R"(
+sysfs_root: /tmp/fake
+bus: unix:path=/tmp/bus
+state_dir: /tmp/state
+log_level: debug
+protected_cpus: 0-1,8
+min_online: 2
+coalesce_ms: 0
+expedite: never
+default_mode: best-effort
+max_queued_requests: 16
+profiles:
+  night:
+    offline: "package:1"
+  day:
+    online: "package:1"
+  both: {offline: "4-7", online: "0-3"}
+)",
+                                       "test.yaml");
+    EXPECT_EQ(config.sysfs_root, "/tmp/fake");
+    EXPECT_EQ(config.bus, "unix:path=/tmp/bus");
+    EXPECT_EQ(config.state_dir, "/tmp/state");
+    EXPECT_EQ(config.log_level, "debug");
+    EXPECT_EQ(config.engine.protected_cpus, CpuSet::from({0, 1, 8}));
+    EXPECT_EQ(config.engine.min_online, 2u);
+    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(0));
+    EXPECT_EQ(config.engine.expedite, Expedite::Never);
+    EXPECT_EQ(config.engine.default_mode, Mode::BestEffort);
+    EXPECT_EQ(config.engine.max_queued_requests, 16u);
+    ASSERT_EQ(config.profiles.size(), 3u);
+    EXPECT_EQ(config.profiles.at("night").offline, "package:1");
+    EXPECT_EQ(config.profiles.at("night").online, "");
+    EXPECT_EQ(config.profiles.at("day").online, "package:1");
+    EXPECT_EQ(config.profiles.at("both").offline, "4-7");
+    EXPECT_EQ(config.profiles.at("both").online, "0-3");
+}
+
+TEST(Config, ProtectedCpusMayBeEmptyOrANumber) {
+    EXPECT_TRUE(parse_config("protected_cpus: \"\"\n", "t").engine.protected_cpus.empty());
+    EXPECT_TRUE(parse_config("protected_cpus:\n", "t").engine.protected_cpus.empty());
+    EXPECT_EQ(parse_config("protected_cpus: 3\n", "t").engine.protected_cpus, CpuSet::single(3));
+}
+
+TEST(Config, UnknownKeyNamesFileLineAndKey) {
+    const std::string error = error_of("min_online: 1\n\nfrobnicate: yes\n");
+    EXPECT_EQ(error.rfind("test.yaml:3: key 'frobnicate': unknown key", 0), 0u) << error;
+}
+
+TEST(Config, BadValues) {
+    struct Case {
+        const char* text;
+        const char* prefix;
+    };
+    const Case cases[] = {
+        {"min_online: 0\n", "test.yaml:1: key 'min_online': '0' is out of range"},
+        {"min_online: two\n", "test.yaml:1: key 'min_online': 'two' is not an integer"},
+        {"min_online: 1.5\n", "test.yaml:1: key 'min_online': '1.5' is not an integer"},
+        {"min_online:\n", "test.yaml:1: key 'min_online': a value is required"},
+        {"\ncoalesce_ms: 10001\n",
+         "test.yaml:2: key 'coalesce_ms': '10001' is out of range 0..10000"},
+        {"coalesce_ms: -1\n", "test.yaml:1: key 'coalesce_ms': '-1' is out of range"},
+        {"coalesce_ms: [1, 2]\n", "test.yaml:1: key 'coalesce_ms': expected a single value"},
+        {"expedite: sometimes\n",
+         "test.yaml:1: key 'expedite': 'sometimes' is not one of auto, always, never"},
+        {"default_mode: careful\n",
+         "test.yaml:1: key 'default_mode': 'careful' is not one of atomic, best-effort"},
+        {"log_level: loud\n", "test.yaml:1: key 'log_level': 'loud' is not one of"},
+        {"protected_cpus: 5-1\n",
+         "test.yaml:1: key 'protected_cpus': invalid cpulist '5-1' at position"},
+        {"protected_cpus: abc\n", "test.yaml:1: key 'protected_cpus': invalid cpulist 'abc'"},
+        {"max_queued_requests: 0\n", "test.yaml:1: key 'max_queued_requests': '0' is out of range"},
+        {"sysfs_root: relative/path\n",
+         "test.yaml:1: key 'sysfs_root': 'relative/path' is not an absolute path"},
+        {"state_dir: \"\"\n", "test.yaml:1: key 'state_dir': must not be empty"},
+        {"bus: \"\"\n", "test.yaml:1: key 'bus': must not be empty"},
+        {"bus: system\nbus: session\n", "test.yaml:2: key 'bus': duplicate key"},
+        {"profiles: night\n", "test.yaml:1: key 'profiles': expected a mapping"},
+        {"profiles:\n  night:\n    offline: \"1\"\n    sideways: \"2\"\n",
+         "test.yaml:4: key 'profiles.night.sideways': unknown key"},
+        {"profiles:\n  night: {}\n", "test.yaml:2: key 'profiles.night': a profile needs"},
+        {"profiles:\n  \"bad name\":\n    offline: \"1\"\n",
+         "test.yaml:2: key 'profiles': profile names"},
+        {"- a\n- b\n", "test.yaml:1: the document must be a mapping"},
+    };
+    for (const auto& c : cases) {
+        const std::string error = error_of(c.text);
+        EXPECT_EQ(error.rfind(c.prefix, 0), 0u) << "input:\n" << c.text << "error: " << error;
+    }
+}
+
+TEST(Config, SyntaxErrorGivesTheParserLine) {
+    const std::string error = error_of("min_online: 1\ncoalesce_ms: 5\nprofiles: [unclosed\n");
+    EXPECT_NE(error.find("test.yaml:"), std::string::npos) << error;
+    EXPECT_NE(error.find("YAML syntax error"), std::string::npos) << error;
+    EXPECT_EQ(error.find("key '"), std::string::npos) << error;
+    const std::string error2 = error_of("a: b\n  c: d\n");
+    EXPECT_EQ(error2.rfind("test.yaml:2: YAML syntax error", 0), 0u) << error2;
+}
+
+class ConfigFile : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("cpuhpd-config-test-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFile, LoadsAFile) {
+    const auto file = dir_ / "cpuhpd.yaml";
+    std::ofstream(file) << "min_online: 3\n";
+    EXPECT_EQ(load_config(file).engine.min_online, 3u);
+}
+
+TEST_F(ConfigFile, ErrorsNameTheFile) {
+    const auto file = dir_ / "cpuhpd.yaml";
+    std::ofstream(file) << "min_online: 3\nnope: 1\n";
+    try {
+        load_config(file);
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(std::string(error.what()), file.string() +
+                                                 ":2: key 'nope': unknown key (known: sysfs_root, "
+                                                 "bus, state_dir, log_level, protected_cpus, "
+                                                 "min_online, coalesce_ms, expedite, default_mode, "
+                                                 "max_queued_requests, profiles)");
+    }
+}
+
+TEST_F(ConfigFile, MissingFile) {
+    const auto file = dir_ / "absent.yaml";
+    EXPECT_THROW(load_config(file), ConfigError);
+    EXPECT_THROW(load_config(file, false), ConfigError);
+    const Config config = load_config(file, true);
+    EXPECT_EQ(config.engine.min_online, 1u);
+    try {
+        load_config(file);
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(std::string(error.what()), file.string() + ": no such file");
+    }
+}
+
+TEST_F(ConfigFile, DirectoryIsAnErrorEvenWhenMissingIsOk) {
+    EXPECT_THROW(load_config(dir_, true), ConfigError);
+}
+
+TEST(Config, ShippedDefaultFileParses) {
+    // tests/unit/config_test.cpp -> config/cpuhpd.yaml (the build passes absolute paths).
+    const auto source_dir =
+        std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+    const Config config = load_config(source_dir / "config/cpuhpd.yaml");
+    EXPECT_EQ(config.engine.min_online, 1u);
+    EXPECT_TRUE(config.profiles.empty());
+}
+
+}  // namespace
+}  // namespace cpuhpd
