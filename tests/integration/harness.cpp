@@ -30,6 +30,9 @@ namespace fs = std::filesystem;
 #ifndef CPUCTL_BIN
 #error "CPUCTL_BIN must be defined"
 #endif
+#ifndef CPUHPD_SOURCE_DIR
+#error "CPUHPD_SOURCE_DIR must be defined"
+#endif
 
 namespace {
 
@@ -863,9 +866,42 @@ std::map<std::string, std::optional<std::string>> World::guard_env() const {
             {"WATCHDOG_USEC", std::nullopt},        {"WATCHDOG_PID", std::nullopt}};
 }
 
-void World::start_bus() {
+void World::start_bus(bool project_policy) {
     fs::path conf = tmp_.path() / "bus.conf";
     fs::path sock = tmp_.path() / "bus";
+    std::string policy;
+    if (project_policy) {
+        // Like Debian's /usr/share/dbus-1/system.conf: method calls are denied unless a
+        // policy allows them; then the project's own file.
+        policy =
+            "  <policy context=\"default\">\n"
+            "    <allow user=\"*\"/>\n"
+            "    <deny own=\"*\"/>\n"
+            "    <deny send_type=\"method_call\"/>\n"
+            "    <allow send_type=\"signal\"/>\n"
+            "    <allow send_requested_reply=\"true\" send_type=\"method_return\"/>\n"
+            "    <allow send_requested_reply=\"true\" send_type=\"error\"/>\n"
+            "    <allow receive_type=\"method_call\"/>\n"
+            "    <allow receive_type=\"method_return\"/>\n"
+            "    <allow receive_type=\"error\"/>\n"
+            "    <allow receive_type=\"signal\"/>\n"
+            "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+            "           send_interface=\"org.freedesktop.DBus\"/>\n"
+            "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+            "           send_interface=\"org.freedesktop.DBus.Introspectable\"/>\n"
+            "    <allow send_destination=\"org.freedesktop.DBus\"\n"
+            "           send_interface=\"org.freedesktop.DBus.Properties\"/>\n"
+            "  </policy>\n"
+            "  <include>" CPUHPD_SOURCE_DIR "/dbus/org.cpuhpd1.conf</include>\n";
+    } else {
+        policy =
+            "  <policy context=\"default\">\n"
+            "    <allow user=\"*\"/>\n"
+            "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+            "    <allow eavesdrop=\"true\"/>\n"
+            "    <allow own=\"*\"/>\n"
+            "  </policy>\n";
+    }
     spit(conf,
          "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
          " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
@@ -874,14 +910,8 @@ void World::start_bus() {
          "  <listen>unix:path=" +
              sock.string() +
              "</listen>\n"
-             "  <auth>EXTERNAL</auth>\n"
-             "  <policy context=\"default\">\n"
-             "    <allow user=\"*\"/>\n"
-             "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
-             "    <allow eavesdrop=\"true\"/>\n"
-             "    <allow own=\"*\"/>\n"
-             "  </policy>\n"
-             "</busconfig>\n");
+             "  <auth>EXTERNAL</auth>\n" +
+             policy + "</busconfig>\n");
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) {
         throw std::runtime_error("pipe2: " + errstr(errno));

@@ -225,8 +225,10 @@ class World {
     FakeTree& tree() { return tree_; }
     const std::string& bus_address() const { return address_; }
 
-    // Starts dbus-daemon and waits (bounded) for its printed address.
-    void start_bus();
+    // Starts dbus-daemon and waits (bounded) for its printed address. With `project_policy`
+    // the bus denies method calls by default, as the system bus does, and includes the
+    // project's dbus/org.cpuhpd1.conf; otherwise everything is allowed.
+    void start_bus(bool project_policy = false);
     // Writes the config, starts cpuhpd and waits until org.cpuhpd1 has an owner. Throws
     // std::runtime_error with the daemon's stderr when it exits early or never appears.
     void start_daemon(const DaemonConfig& config = {});

@@ -113,11 +113,12 @@ class CpuhpdTest : public ::testing::Test {
   protected:
     virtual DaemonConfig config() const { return {}; }
     virtual void prepare_tree(FakeTree&) {}
+    virtual bool project_policy() const { return false; }
 
     void SetUp() override {
         world_ = std::make_unique<World>();
         prepare_tree(world_->tree());
-        world_->start_bus();
+        world_->start_bus(project_policy());
         try {
             world_->start_daemon(config());
         } catch (const std::exception& e) {
@@ -744,9 +745,43 @@ TEST_F(ExpediteAlwaysTest, RcuExpeditedIsSetForTheBatchAndRestored) {
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
     EXPECT_EQ(tree().online_files(), expected_files({4, 5, 6, 7}));
 
+    // Order of writes: rcu_expedited before the first CPU, restored after the last.
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    ASSERT_GE(fd, 0);
+    std::map<int, std::string> names;
+    names[inotify_add_watch(fd, rcu.c_str(), IN_MODIFY)] = "rcu";
+    for (unsigned c = 4; c <= 7; ++c) {
+        names[inotify_add_watch(fd, tree().online_file(c).c_str(), IN_MODIFY)] =
+            "cpu" + std::to_string(c);
+    }
     CallResult res = client_->call("Online", "4-7");
     ASSERT_TRUE(res.ok) << res.describe();
+    std::vector<std::string> seq;
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        for (char* p = buf; p < buf + n;) {
+            auto* ev = reinterpret_cast<inotify_event*>(p);
+            if (seq.empty() || seq.back() != names[ev->wd]) {
+                seq.push_back(names[ev->wd]);
+            }
+            p += sizeof(inotify_event) + ev->len;
+        }
+    }
+    close(fd);
+    std::string text;
+    for (const auto& e : seq) {
+        text += e + " ";
+    }
+    ASSERT_GE(seq.size(), 6u) << text;
+    EXPECT_EQ(seq.front(), "rcu") << text;
+    EXPECT_EQ(seq.back(), "rcu") << text;
+    EXPECT_EQ(std::count(seq.begin(), seq.end(), "rcu"), 2) << text;
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
 }
 
 TEST_F(ExpediteAlwaysTest, RcuExpeditedIsRestoredAfterAFailedBatch) {
@@ -891,21 +926,32 @@ TEST(CpuhpdNoDaemon, CpuctlSaysTheDaemonIsNotRunning) {
 
 // ------------------------------------------------------------------ access control
 
+constexpr const char* kReady = "<ready>";
+
 // Runs `fn` in a forked child as nobody (uid/gid 65534); returns what it wrote to the pipe.
-std::string as_nobody(const std::function<std::string()>& fn) {
+// When the child calls its `ready` argument, the parent runs `on_ready` (once).
+std::string as_nobody(const std::function<std::string(const std::function<void()>&)>& fn,
+                      const std::function<void()>& on_ready = {}) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         return "<pipe failed>";
     }
     pid_t pid = fork();
+    if (pid < 0) {
+        return "<fork failed>";
+    }
     if (pid == 0) {
         close(p[0]);
         std::string out;
+        auto ready = [&] {
+            ssize_t n = write(p[1], kReady, std::strlen(kReady));
+            (void)n;
+        };
         if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
             out = "<setuid failed>";
         } else {
             try {
-                out = fn();
+                out = fn(ready);
             } catch (const std::exception& e) {
                 out = std::string("<exception: ") + e.what() + ">";
             }
@@ -916,6 +962,7 @@ std::string as_nobody(const std::function<std::string()>& fn) {
     }
     close(p[1]);
     std::string out;
+    bool readied = false;
     auto deadline = Clock::now() + 30s;
     for (;;) {
         auto left =
@@ -935,6 +982,13 @@ std::string as_nobody(const std::function<std::string()>& fn) {
             break;
         }
         out.append(buf, static_cast<std::size_t>(n));
+        if (auto at = out.find(kReady); !readied && at != std::string::npos) {
+            out.erase(at, std::strlen(kReady));
+            readied = true;
+            if (on_ready) {
+                on_ready();
+            }
+        }
     }
     close(p[0]);
     int st = 0;
@@ -948,7 +1002,7 @@ TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
     }
     std::string address = world_->bus_address();
     // The world's temp dir is 0755, so nobody can reach the bus socket.
-    std::string out = as_nobody([&] {
+    std::string out = as_nobody([&](const std::function<void()>&) {
         RawClient c(address);
         std::string s = "online=" + c.get_string("Online") + ";";
         CallResult r = c.call("Offline", "4");
@@ -963,6 +1017,132 @@ TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
                        ";online4=" + kAccessDenied + ";smt=" + kAccessDenied + ";");
     EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
+}
+
+// With the project's bus policy (dbus/org.cpuhpd1.conf) on a bus that denies method calls by
+// default, as the system bus does: root owns the name and changes CPUs, everyone reads.
+class ProjectPolicyTest : public CpuhpdTest {
+  protected:
+    bool project_policy() const override { return true; }
+};
+
+TEST_F(ProjectPolicyTest, RootChangesCpusAndNobodyReadsAndReceivesSignals) {
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "needs root to switch to uid 65534 in a child";
+    }
+    std::string address = world_->bus_address();
+    std::string out = as_nobody(
+        [&](const std::function<void()>& ready) {
+            RawClient c(address);
+            std::string s = "online=" + c.get_string("Online") + ";";
+            s += "topology=" + std::to_string(c.get_topology().size()) + ";";
+            CallResult r = c.call("Offline", "4", {{"dry_run", true}});
+            s += "dryrun=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+            r = c.call("Offline", "4");
+            s += "offline=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+            c.subscribe();
+            ready();
+            bool got = c.wait_for([&] { return !c.batches().empty(); }, 15s);
+            s += "signal=" + (got ? c.batches().front().changed : std::string("none")) + ";";
+            return s;
+        },
+        [&] {
+            RunResult r = cpuctl({"--json", "offline", "6"});
+            EXPECT_EQ(r.exit_code, 0) << r.describe();
+        });
+    EXPECT_EQ(out, std::string("online=0-15;topology=16;dryrun=") + kAccessDenied +
+                       ";offline=" + kAccessDenied + ";signal=6;");
+    EXPECT_EQ(tree().online_files(), expected_files({6}));
+}
+
+// ------------------------------------------------------------------ changes behind its back
+
+TEST_F(CpuhpdTest, ChangesMadeBehindTheDaemonsBackAreSeen) {
+    tree().write("devices/system/cpu/cpu9/online", "0");
+    EXPECT_EQ(client_->get_string("Online"), "0-8,10-15");
+    EXPECT_EQ(client_->get_string("Offline"), "9");
+    CallResult res = client_->call("Offline", "9-10");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.result_for(9)->result, "unchanged") << res.describe();
+    EXPECT_EQ(res.result_for(10)->result, "changed") << res.describe();
+    EXPECT_EQ(res.order(), (std::vector<std::uint32_t>{10})) << res.describe();
+    res = client_->call("Online", "9");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.result_for(9)->result, "changed") << res.describe();
+    EXPECT_EQ(tree().online_files(), expected_files({10}));
+}
+
+// ------------------------------------------------------------------ topology memory
+
+TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
+    RunResult r = cpuctl({"--json", "offline", "package:1"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    std::set<unsigned> pkg1{4, 5, 6, 7, 12, 13, 14, 15};
+    // As the kernel does: an offline CPU has no topology/ directory.
+    for (unsigned c : pkg1) {
+        std::filesystem::remove_all(tree().cpu_dir() / ("cpu" + std::to_string(c)) / "topology");
+    }
+    client_.reset();
+    world_->stop_daemon();
+    EXPECT_EQ(world_->daemon().exit_code(), 0) << "cpuhpd on SIGTERM:\n" << world_->daemon_log();
+    ASSERT_NO_THROW(world_->start_daemon());
+    client_ = std::make_unique<RawClient>(world_->bus_address());
+
+    auto topo = client_->get_topology();
+    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    for (unsigned c : pkg1) {
+        EXPECT_EQ(topo[c].package, 1) << "cpu " << c;
+        EXPECT_EQ(parse_cpulist(topo[c].siblings), (std::set<unsigned>{c, FakeTree::sibling_of(c)}))
+            << "cpu " << c;
+        EXPECT_FALSE(topo[c].online) << "cpu " << c;
+    }
+    r = cpuctl({"--json", "online", "package:1"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(json_results(j), all_result(pkg1, "changed")) << r.out;
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+// ------------------------------------------------------------------ SMT
+
+TEST_F(CpuhpdTest, SetSmtWithPerCpuStrategyChangesEverySecondaryThread) {
+    client_->subscribe();
+    CallResult res = client_->call("SetSmt", "off", {{"strategy", std::string("per-cpu")}});
+    ASSERT_TRUE(res.ok) << res.describe();
+    std::set<unsigned> secondaries{8, 9, 10, 11, 12, 13, 14, 15};
+    EXPECT_EQ(res.cpus(), secondaries) << res.describe();
+    EXPECT_EQ(res.str("strategy"), "per-cpu");
+    EXPECT_EQ(res.str("outcome"), "ok");
+    EXPECT_EQ(tree().online_files(), expected_files(secondaries));
+    EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
+    res = client_->call("SetSmt", "on", {{"strategy", std::string("per-cpu")}});
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("action"), "online");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+
+    res = client_->call("SetSmt", "sideways");
+    ASSERT_FALSE(res.ok) << res.describe();
+    EXPECT_EQ(res.error_name, kInvalidArgs);
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+// The fake tree is not a kernel: a write of "off" to smt/control takes no CPU offline. The
+// daemon must see that each CPU is still online, fail the atomic request and leave nothing
+// changed, smt/control included.
+TEST_F(CpuhpdTest, SmtWriteThatTakesNoCpuOfflineFailsAndIsUndone) {
+    RunResult r = cpuctl({"--json", "smt", "off"});
+    EXPECT_EQ(r.exit_code, 1) << r.describe();
+    Json j;
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_EQ(j["strategy"].as_string(), "smt") << r.out;
+    EXPECT_EQ(j["outcome"].as_string(), "failed") << r.out;
+    for (const auto& c : j["cpus"].as_array()) {
+        EXPECT_EQ(c["result"].as_string(), "failed") << r.out;
+    }
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    // Not asserted: smt/control keeps the "off" the daemon wrote. A real kernel that accepts
+    // "off" has taken every secondary offline, so the state is unreachable outside the fake.
 }
 
 }  // namespace
