@@ -541,6 +541,7 @@ RawClient::RawClient(const std::string& address) {
 RawClient::~RawClient() {
     sd_bus_slot_unref(batch_slot_);
     sd_bus_slot_unref(props_slot_);
+    sd_bus_slot_unref(progress_slot_);
     sd_bus_flush_close_unref(bus_);
 }
 
@@ -790,6 +791,15 @@ int RawClient::on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error
     return 0;
 }
 
+int RawClient::on_batch_progress(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    auto* self = static_cast<RawClient*>(userdata);
+    BatchProgress p;
+    if (sd_bus_message_read(m, "tuu", &p.batch_id, &p.done, &p.total) >= 0) {
+        self->progress_.push_back(p);
+    }
+    return 0;
+}
+
 int RawClient::on_properties_changed(sd_bus_message* m, void* userdata, sd_bus_error*) {
     auto* self = static_cast<RawClient*>(userdata);
     PropertiesChanged pc;
@@ -818,6 +828,11 @@ void RawClient::subscribe() {
         check(sd_bus_match_signal(bus_, &batch_slot_, nullptr, kPath, kInterface, "BatchFinished",
                                   &RawClient::on_batch_finished, this),
               "match BatchFinished");
+    }
+    if (!progress_slot_) {
+        check(sd_bus_match_signal(bus_, &progress_slot_, nullptr, kPath, kInterface,
+                                  "BatchProgress", &RawClient::on_batch_progress, this),
+              "match BatchProgress");
     }
     if (!props_slot_) {
         check(sd_bus_match_signal(bus_, &props_slot_, nullptr, kPath,

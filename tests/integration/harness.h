@@ -150,6 +150,10 @@ struct BatchFinished {
     std::uint32_t requests = 0;
     std::uint64_t duration_us = 0;
 };
+struct BatchProgress {
+    std::uint64_t batch_id = 0;
+    std::uint32_t done = 0, total = 0;
+};
 struct PropertiesChanged {
     std::string interface;
     std::map<std::string, Variant> changed;
@@ -186,22 +190,26 @@ class RawClient {
     };
     std::vector<TopologyEntry> get_topology();
 
-    // Subscribes to BatchFinished and PropertiesChanged of /org/cpuhpd1 (synchronously:
-    // the match is installed on the bus when this returns).
+    // Subscribes to BatchFinished, BatchProgress and PropertiesChanged of /org/cpuhpd1
+    // (synchronously: the match is installed on the bus when this returns).
     void subscribe();
     // Processes incoming messages until `done()` is true or the deadline passes.
     bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout);
     const std::vector<BatchFinished>& batches() const { return batches_; }
+    const std::vector<BatchProgress>& progress() const { return progress_; }
     const std::vector<PropertiesChanged>& property_changes() const { return property_changes_; }
 
   private:
     static int on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error* err);
     static int on_properties_changed(sd_bus_message* m, void* userdata, sd_bus_error* err);
+    static int on_batch_progress(sd_bus_message* m, void* userdata, sd_bus_error* err);
     sd_bus* bus_ = nullptr;
     sd_bus_slot* batch_slot_ = nullptr;
     sd_bus_slot* props_slot_ = nullptr;
+    sd_bus_slot* progress_slot_ = nullptr;
     std::vector<BatchFinished> batches_;
     std::vector<PropertiesChanged> property_changes_;
+    std::vector<BatchProgress> progress_;
 };
 
 // Reads an a{sv} dictionary at the current position of `m` (types s, b, t, u, i, au, as;

@@ -670,6 +670,34 @@ TEST_F(CpuhpdTest, OfflineBatchEmitsPropertiesChangedAndBatchFinished) {
     EXPECT_EQ(tree().online_files(), expected_files({}));
 }
 
+TEST_F(CpuhpdTest, BatchProgressCountsEachCpuOfAPerCpuBatch) {
+    client_->subscribe();
+    CallResult res = client_->call("Offline", "4-7");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("strategy"), "per-cpu");
+    std::uint64_t batch = res.u64("batch_id");
+    bool got = client_->wait_for(
+        [&] {
+            return !client_->batches().empty() && !client_->progress().empty() &&
+                   client_->progress().back().done == 4;
+        },
+        10s);
+    std::string seen;
+    for (const auto& p : client_->progress()) {
+        seen += std::to_string(p.batch_id) + ":" + std::to_string(p.done) + "/" +
+                std::to_string(p.total) + " ";
+    }
+    EXPECT_TRUE(got) << "BatchProgress seen: " << seen;
+    std::uint32_t last = 0;
+    for (const auto& p : client_->progress()) {
+        EXPECT_EQ(p.batch_id, batch) << seen;
+        EXPECT_EQ(p.total, 4u) << seen;
+        EXPECT_GT(p.done, last) << "progress must increase: " << seen;
+        last = p.done;
+    }
+    EXPECT_EQ(last, 4u) << seen;
+}
+
 TEST_F(CpuhpdTest, BusyIsTrueOnlyWhileABatchRuns) {
     client_->subscribe();
     CallResult res = client_->call("Offline", "1-3");
