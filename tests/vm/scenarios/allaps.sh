@@ -10,10 +10,10 @@ cc --json offline all
 assert_rc 0 "offline all"
 assert_json_changed "$H" "offline all"
 assert_offline_exactly "$H" "offline all"
-note "offline all: $(count $H) CPUs in ${MS} ms, strategy $(jqo .strategy), batch $(jqo .batch_id)"
+note "offline all: $(count $H) CPUs in ${MS} ms, strategy $J_STRATEGY, batch $J_BATCH"
 cc --json online all
 assert_rc 0 "online all"
 assert_json_changed "$H" "online all"
 assert_all_online "online all"
-note "online all: $(count $H) CPUs in ${MS} ms, strategy $(jqo .strategy)"
+note "online all: $(count $H) CPUs in ${MS} ms, strategy $J_STRATEGY"
 exit 0

@@ -30,12 +30,12 @@ together() { # action
     for c in $CPUS; do
         echo "  cpu$c rc=$(cat /tmp/co.$c.rc) $(head -c 400 /tmp/co.$c.out) $(head -c 200 /tmp/co.$c.err)"
         [ "$(cat /tmp/co.$c.rc)" = 0 ] || fail "$act $c: exit $(cat /tmp/co.$c.rc)"
-        jq -e . </tmp/co.$c.out >/dev/null || fail "$act $c: no JSON"
-        c2=$(jq -r '[.cpus[].cpu] | .[]' </tmp/co.$c.out | norm)
-        [ "$c2" = "$c" ] || fail "$act $c: results for CPUs {$c2}, expected only {$c}"
-        [ "$(jq -r '.cpus[0].result' </tmp/co.$c.out)" = changed ] || fail "$act $c: result not changed"
-        [ "$(jq -r .outcome </tmp/co.$c.out)" = ok ] || fail "$act $c: outcome not ok"
-        ids="$ids $(jq -r .batch_id </tmp/co.$c.out)"
+        json_load /tmp/co.$c.out
+        json_ok "$act $c"
+        [ "$J_CPUS" = "$c" ] || fail "$act $c: results for CPUs {$J_CPUS}, expected only {$c}"
+        [ "$J_CHANGED" = "$c" ] || fail "$act $c: result not changed"
+        [ "$J_OUTCOME" = ok ] || fail "$act $c: outcome '$J_OUTCOME', expected ok"
+        ids="$ids $J_BATCH"
     done
     local distinct; distinct=$(echo $ids | norm)
     note "$act: batch ids {$distinct} for $N requests"

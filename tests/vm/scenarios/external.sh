@@ -13,14 +13,16 @@ prop_online() {
         org.freedesktop.DBus.Properties.Get string:org.cpuhpd1.Manager string:Online 2>&1 |
         sed -n 's/.*variant *string "\(.*\)".*/\1/p'
 }
-status_field() { cpuctl --timeout 30 --json status 2>/dev/null | jq -r ".$1" 2>/dev/null; }
+status_field() { cpuctl --timeout 30 --json status >/tmp/st.json 2>/dev/null; json_load /tmp/st.json; eval echo "\$J_$1"; }
 
 wait_consistent() { # ctx
-    local want i=0 s p
+    local want i=0 s p deadline
     want=$(cat $SYS/online)
-    while [ $i -lt 100 ]; do   # 100 x 0.1 s (plus the commands' own time)
-        s=$(status_field online); p=$(prop_online)
+    deadline=$(($(now_ms) + 20000))   # bounded: 20 s
+    while :; do
+        s=$(status_field ONLINE); p=$(prop_online)
         [ "$s" = "$want" ] && [ "$p" = "$want" ] && break
+        [ $(now_ms) -lt $deadline ] || break
         sleep 0.1; i=$((i + 1))
     done
     echo "  status.online='$s' Online='$p' kernel='$want' after $i polls"
@@ -33,7 +35,7 @@ wait_consistent "before"
 echo "+ echo 0 > $SYS/cpu$x/online   (behind the daemon's back)"
 echo 0 >$SYS/cpu$x/online || fail "raw offline cpu$x failed"
 wait_consistent "after the external offline of cpu$x"
-off=$(status_field offline)
+off=$(status_field OFFLINE)
 assert_eq "$(expand "$off")" "$x" "status: offline"
 cpuctl --json status
 echo

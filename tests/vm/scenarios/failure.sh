@@ -48,9 +48,9 @@ M="$(compress $(nth $((n - 4)) $H) $(nth $((n - 3)) $H) $(nth $((n - 2)) $H) $(n
 MS_SET=$(expand "$M")
 cc --json plan offline "$M"
 assert_rc 0 "plan offline $M"
-order=$(jqo '.order[]' | tr '\n' ' ')
+order=$J_ORDER
 [ -n "$order" ] || fail "plan offline $M: no order"
-note "plan order: $order strategy $(jqo .strategy)"
+note "plan order: $order strategy $J_STRATEGY"
 V=$(last $order)
 OTHERS=$(minus "$MS_SET" "$V")
 
@@ -59,13 +59,13 @@ inject $V $FAIL_STATE
 cc --json offline "$M"
 assert_rc 1 "atomic offline with cpu$V failing"
 json_ok "atomic"
-assert_eq "$(jqo .outcome)" failed "atomic: outcome"
-assert_eq "$(jqo .mode)" atomic "atomic: mode"
+assert_eq "$J_OUTCOME" failed "atomic: outcome"
+assert_eq "$J_MODE" atomic "atomic: mode"
 assert_eq "$(json_cpus_with failed)" "$V" "atomic: cpus failed"
 rb=$(json_cpus_with rolled-back)
-[ "$(jqo .strategy)" = per-cpu ] && assert_eq "$rb" "$OTHERS" "atomic: cpus rolled-back"
+[ "$J_STRATEGY" = per-cpu ] && assert_eq "$rb" "$OTHERS" "atomic: cpus rolled-back"
 [ -n "$rb" ] || fail "atomic: no CPU reported rolled-back"
-assert_eq "$(jqo "[.cpus[] | select(.cpu == $V) | .error] | .[0]")" EAGAIN "atomic: errno of cpu$V"
+assert_eq "$(json_error_of $V)" EAGAIN "atomic: errno of cpu$V"
 assert_all_online "atomic rollback"
 clear_fail
 
@@ -74,8 +74,8 @@ inject $V $FAIL_STATE
 cc --json offline --best-effort "$M"
 assert_rc 64 "best-effort offline with cpu$V failing"
 json_ok "best-effort"
-assert_eq "$(jqo .outcome)" partial "best-effort: outcome"
-assert_eq "$(jqo .mode)" best-effort "best-effort: mode"
+assert_eq "$J_OUTCOME" partial "best-effort: outcome"
+assert_eq "$J_MODE" best-effort "best-effort: mode"
 assert_eq "$(json_cpus_with failed)" "$V" "best-effort: cpus failed"
 assert_eq "$(json_cpus_with changed)" "$OTHERS" "best-effort: cpus changed"
 assert_offline_exactly "$OTHERS" "best-effort keeps the rest"
@@ -91,12 +91,12 @@ cc --json offline "$M"
 assert_rc 0 "offline $M"
 assert_offline_exactly "$MS_SET" "offline $M"
 cc --json plan online "$M"
-V2=$(last $(jqo '.order[]' | tr '\n' ' '))
+V2=$(last $J_ORDER)
 [ -n "$V2" ] || V2=$(last $MS_SET)
 inject $V2 $FAIL_STATE
 cc --json online "$M"
 assert_rc 1 "atomic online with cpu$V2 failing"
-assert_eq "$(jqo .outcome)" failed "atomic online: outcome"
+assert_eq "$J_OUTCOME" failed "atomic online: outcome"
 assert_eq "$(json_cpus_with failed)" "$V2" "atomic online: cpus failed"
 assert_offline_exactly "$MS_SET" "atomic online rollback (all of $M offline again)"
 clear_fail

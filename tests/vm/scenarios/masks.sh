@@ -20,7 +20,7 @@ round_trip() {
     cc --json offline "$@"
     assert_rc 0 "$desc offline"
     assert_json_changed "$want" "$desc offline"
-    assert_eq "$(jqo .action)" offline "$desc: action"
+    assert_eq "$J_ACTION" offline "$desc: action"
     assert_offline_exactly "$want" "$desc offline"
     cc --json online "$@"
     assert_rc 0 "$desc online"

@@ -26,7 +26,7 @@ for old in 0 1 0; do
     if [ -n "$state" ] && [ -e $SYS/cpu$y/hotplug/fail ]; then
         # fail whichever CPU the daemon takes last
         cc --json plan offline "$x,$y"
-        v=$(last $(jqo '.order[]' | tr '\n' ' ')); [ -n "$v" ] || v=$y
+        v=$(last $J_ORDER); [ -n "$v" ] || v=$y
         echo $state >$SYS/cpu$v/hotplug/fail
         cc --json offline "$x,$y"
         echo -1 >$SYS/cpu$v/hotplug/fail

@@ -14,20 +14,20 @@ note "secondary threads: {$(compress $S)}"
 cc --json smt off
 assert_rc 0 "smt off"
 json_ok "smt off"
-assert_eq "$(jqo .strategy)" smt "smt off: strategy"
+assert_eq "$J_STRATEGY" smt "smt off: strategy"
 assert_eq "$(smt_control)" off "smt off: $SYS/smt/control"
 assert_offline_exactly "$S" "smt off"
 assert_eq "$(json_cpus_with changed)" "$S" "smt off: cpus changed"
 
 cc --json smt on
 assert_rc 0 "smt on"
-assert_eq "$(jqo .strategy)" smt "smt on: strategy"
+assert_eq "$J_STRATEGY" smt "smt on: strategy"
 assert_eq "$(smt_control)" on "smt on: $SYS/smt/control"
 assert_all_online "smt on"
 
 cc --json offline smt
 assert_rc 0 "offline smt"
-assert_eq "$(jqo .strategy)" smt "offline smt: strategy"
+assert_eq "$J_STRATEGY" smt "offline smt: strategy"
 assert_eq "$(smt_control)" off "offline smt: $SYS/smt/control"
 assert_offline_exactly "$S" "offline smt"
 
@@ -40,7 +40,7 @@ assert_all_online "online smt"
 x=$(last $S)
 cc --json offline $x
 assert_rc 0 "offline one sibling"
-[ "$(jqo .strategy)" != smt ] || fail "offline of one sibling used the smt strategy"
+[ "$J_STRATEGY" != smt ] || fail "offline of one sibling used the smt strategy"
 assert_eq "$(smt_control)" on "one sibling: smt/control untouched"
 assert_offline_exactly "$x" "offline one sibling"
 cc --json online $x
