@@ -121,6 +121,24 @@ CpuSet cpu_directories(const SysfsPaths& paths) {
     return out;
 }
 
+// x86 drops an offline CPU from its siblings' thread_siblings_list (remove_siblinginfo),
+// so a live read of CPU 1 says "1" while its sibling 9 is offline. Put back the offline
+// CPUs that the remembered topology places in the same core.
+void restore_offline_siblings(TopologyMap& live, const TopologyMap& known, const CpuSet& online) {
+    for (const auto& [cpu, remembered] : known) {
+        if (online.contains(cpu)) {
+            continue;
+        }
+        for (unsigned sibling : remembered.siblings.members()) {
+            auto it = live.find(sibling);
+            if (sibling != cpu && it != live.end() && it->second.package == remembered.package &&
+                it->second.die == remembered.die && it->second.core == remembered.core) {
+                it->second.siblings.add(cpu);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
@@ -155,7 +173,9 @@ MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
     }
     m.bulk_writable = write_permitted(paths.offline()) && write_permitted(paths.online());
 
-    memory.update(read_topology(paths, m.online));
+    TopologyMap live = read_topology(paths, m.online);
+    restore_offline_siblings(live, memory.known(), m.online);
+    memory.update(live);
     m.topology = memory.known();
     return m;
 }

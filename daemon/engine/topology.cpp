@@ -158,13 +158,13 @@ std::optional<std::string> TopologyMemory::load() {
     }
     auto text = read_attribute(cache_file_);
     if (!text) {
-        return "ignoring topology cache " + cache_file_.string() + ": cannot read it";
+        return cache_file_.string() + ": cannot read it";
     }
     TopologyMap loaded;
     try {
         loaded = parse_topology(*text + "\n");
     } catch (const std::exception& e) {
-        return "ignoring topology cache " + cache_file_.string() + ": " + e.what();
+        return cache_file_.string() + ": " + e.what();
     }
     for (auto& [cpu, topo] : loaded) {
         known_.emplace(cpu, std::move(topo));  // what was read live already wins

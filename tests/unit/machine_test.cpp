@@ -76,6 +76,28 @@ TEST(ReadMachine, OfflineCpusKeepTheirRememberedTopology) {
     EXPECT_EQ(read(fs).topology.count(5), 0u);
 }
 
+TEST(ReadMachine, OfflineSiblingsStayInTheSiblingLists) {
+    FakeSysfs fs;
+    TopologyMemory memory("");
+    read_machine(fs.paths(), memory);
+    fs.set_online(9, false);
+    // As x86 does (remove_siblinginfo): an offline CPU leaves its siblings' lists.
+    fs.write("devices/system/cpu/cpu1/topology/thread_siblings_list", "1");
+    MachineState m = read_machine(fs.paths(), memory);
+    EXPECT_EQ(m.topology.at(1).siblings, of({1, 9}));
+    EXPECT_EQ(m.topology.at(9).siblings, of({1, 9}));
+    EXPECT_TRUE(m.smt_secondaries().contains(9));
+    EXPECT_FALSE(m.smt_secondaries().contains(1));
+
+    // Now the primary is offline and the secondary online, seeing only itself.
+    fs.set_online(9, true);
+    fs.set_online(1, false);
+    fs.write("devices/system/cpu/cpu9/topology/thread_siblings_list", "9");
+    m = read_machine(fs.paths(), memory);
+    EXPECT_EQ(m.topology.at(9).siblings, of({1, 9}));
+    EXPECT_EQ(m.smt_secondaries(), CpuSet::range(8, 15));
+}
+
 TEST(ReadMachine, TopologySurvivesARestartThroughTheCache) {
     FakeSysfs fs;
     const auto cache = fs.root() / "state" / "topology.cache";
