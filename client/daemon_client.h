@@ -20,12 +20,12 @@ class IProxy;
 namespace cpuctl {
 
 class DaemonError : public std::runtime_error {
-  public:
+public:
     explicit DaemonError(ErrorInfo info)
         : std::runtime_error(info.name + ": " + info.message), info_(std::move(info)) {}
     const ErrorInfo& info() const { return info_; }
 
-  private:
+private:
     ErrorInfo info_;
 };
 
@@ -40,7 +40,7 @@ struct BatchOptions {
 using ProgressFn = std::function<void(std::uint32_t done, std::uint32_t total)>;
 
 class DaemonClient {
-  public:
+public:
     // Connects to `busAddress` when given, else to the system bus (sd-bus honours
     // DBUS_SYSTEM_BUS_ADDRESS). `timeout` bounds every method call.
     DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout);
@@ -58,7 +58,7 @@ class DaemonClient {
     Status status();
     std::vector<TopologyCpu> topology();
 
-  private:
+private:
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<sdbus::IProxy> proxy_;
     std::chrono::microseconds timeout_;

@@ -7,7 +7,7 @@
 namespace cpuctl {
 
 class ProgressLine {
-  public:
+public:
     // Shows nothing unless `enabled` (the caller decides: stderr is a terminal and no --json).
     ProgressLine(std::string label, bool enabled);
     ~ProgressLine();  // clears the line if one was drawn
@@ -21,7 +21,7 @@ class ProgressLine {
     // True when stderr is a terminal.
     static bool stderrIsTerminal();
 
-  private:
+private:
     std::string label_;
     bool enabled_;
     std::size_t drawn_ = 0;  // width of the text on the line, 0 when none

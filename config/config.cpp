@@ -41,7 +41,7 @@ int line_of(const YAML::Node& node) {
 }
 
 class Parser {
-  public:
+public:
     explicit Parser(std::filesystem::path name) : name_(std::move(name)) {}
 
     Config parse(const YAML::Node& root) {
@@ -99,7 +99,7 @@ class Parser {
         return config;
     }
 
-  private:
+private:
     [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
                            const std::string& reason) const {
         int line = line_of(node);

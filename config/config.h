@@ -13,7 +13,8 @@ namespace cpuhpd {
 // A config file that cannot be used. what() reads "FILE:LINE: key 'KEY': reason".
 class ConfigError : public std::runtime_error {
 public:
-    ConfigError(const std::filesystem::path& file, int line, const std::string& key, const std::string& reason);
+    ConfigError(const std::filesystem::path& file, int line, const std::string& key,
+                const std::string& reason);
 };
 
 struct Profile {  // a named mask for power policies, e.g. night: {offline: "package:1"}

@@ -144,7 +144,7 @@ kill $uevent_pid 2>/dev/null
 # 8. the kernel's own selftest, if it was put into the initramfs
 if [ -x /selftest/cpu-on-off-test.sh ]; then
 	echo "SMOKE selftest cpu-on-off-test.sh -a start"
-	if (cd /selftest && sh ./cpu-on-off-test.sh -a) >/tmp/selftest.log 2>&1; then
+	if (cd /selftest && UID=0 sh ./cpu-on-off-test.sh -a) >/tmp/selftest.log 2>&1; then
 		pass "selftest cpu-on-off-test.sh -a"
 	else
 		fail "selftest cpu-on-off-test.sh -a"

@@ -41,11 +41,14 @@ cp "$busybox" "$root/bin/busybox"
 cp "$here/smoke-init.sh" "$root/init"
 chmod +x "$root/init"
 # The selftest ships with the source the kernel was built from.
-selftest=$cache/src-6.1.192-3/tools/testing/selftests/cpu-hotplug/cpu-on-off-test.sh
-if [ -f "$selftest" ]; then
-  cp "$selftest" "$root/selftest/"
-  chmod +x "$root/selftest/cpu-on-off-test.sh"
+selftest=tools/testing/selftests/cpu-hotplug/cpu-on-off-test.sh
+if [ -f "$cache/src-6.1.192-3/$selftest" ]; then
+  cp "$cache/src-6.1.192-3/$selftest" "$root/selftest/"
+else
+  tar -xJOf /usr/src/linux-source-6.1.tar.xz "linux-source-6.1/$selftest" \
+    >"$root/selftest/cpu-on-off-test.sh" 2>/dev/null || rm -f "$root/selftest/cpu-on-off-test.sh"
 fi
+[ -f "$root/selftest/cpu-on-off-test.sh" ] && chmod +x "$root/selftest/cpu-on-off-test.sh"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -9) >"$tmp/initrd.gz"
 
 log=$cache/smoke-$(date +%Y%m%d-%H%M%S).log

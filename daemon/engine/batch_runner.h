@@ -22,7 +22,7 @@ struct BatchOutput {
 };
 
 class BatchRunner {
-  public:
+public:
     // `read_state` gives a fresh MachineState (re-read after the writes to learn what
     // really changed).
     BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
@@ -36,7 +36,7 @@ class BatchRunner {
     // The plan a dry run reports; throws Refusal like validate().
     RequestResult dry_run(const Request& request);
 
-  private:
+private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
     BatchJournal& journal_;

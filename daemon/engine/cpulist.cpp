@@ -72,7 +72,7 @@ struct Number {
 };
 
 class RegionParser {
-  public:
+public:
     RegionParser(std::string_view region, std::size_t position)
         : region_(region), position_(position) {}
 
@@ -142,7 +142,7 @@ class RegionParser {
         }
     }
 
-  private:
+private:
     [[noreturn]] void fail(const std::string& reason) const {
         throw MaskError(reason, std::string(region_), position_);
     }

@@ -13,13 +13,13 @@ namespace cpuhpd {
 // A malformed mask. `token` is the offending text, `position` its 0-based offset in
 // the input the caller passed (so errors can point at it).
 class MaskError : public std::runtime_error {
-  public:
+public:
     MaskError(std::string reason, std::string token, std::size_t position);
     const std::string& reason() const { return reason_; }
     const std::string& token() const { return token_; }
     std::size_t position() const { return position_; }
 
-  private:
+private:
     std::string reason_;
     std::string token_;
     std::size_t position_;

@@ -17,7 +17,7 @@
 namespace cpuhpd {
 
 class Executor {
-  public:
+public:
     using Completion = std::function<void(RequestResult)>;  // called on the worker thread
 
     struct Observers {
@@ -38,7 +38,7 @@ class Executor {
 
     bool busy() const;
 
-  private:
+private:
     struct Pending {
         Request request;
         Completion done;

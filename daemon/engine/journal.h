@@ -9,7 +9,7 @@
 namespace cpuhpd {
 
 class BatchJournal {
-  public:
+public:
     virtual ~BatchJournal() = default;
     virtual void begin(std::uint64_t batch_id, const Plan& plan) = 0;
     virtual void end(std::uint64_t batch_id) = 0;
@@ -17,7 +17,7 @@ class BatchJournal {
 
 // Records nothing (the journal proper comes with a later issue).
 class NullJournal final : public BatchJournal {
-  public:
+public:
     void begin(std::uint64_t, const Plan&) override {}
     void end(std::uint64_t) override {}
 };

@@ -47,12 +47,12 @@ enum class RefusalKind {
 std::string to_string(RefusalKind kind);  // "InvalidMask", ... (the D-Bus error suffix)
 
 class Refusal : public std::runtime_error {
-  public:
+public:
     Refusal(RefusalKind kind, std::string message, CpuSet cpus = {});
     RefusalKind kind() const { return kind_; }
     const CpuSet& cpus() const { return cpus_; }
 
-  private:
+private:
     RefusalKind kind_;
     CpuSet cpus_;
 };

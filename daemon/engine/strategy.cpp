@@ -8,7 +8,7 @@ namespace {
 
 // cpuN/online, one write per CPU in plan order.
 class PerCpuStrategy final : public Strategy {
-  public:
+public:
     PerCpuStrategy(const SysfsPaths& paths, AttributeWriter& writer)
         : paths_(paths), writer_(writer) {}
 
@@ -31,7 +31,7 @@ class PerCpuStrategy final : public Strategy {
         return out;
     }
 
-  private:
+private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
 };
@@ -39,7 +39,7 @@ class PerCpuStrategy final : public Strategy {
 // One write of a cpulist to cpu/offline or cpu/online (the companion kernel patch): the
 // kernel orders, batches and stops at the first failure itself.
 class BulkStrategy final : public Strategy {
-  public:
+public:
     BulkStrategy(const SysfsPaths& paths, AttributeWriter& writer)
         : paths_(paths), writer_(writer) {}
 
@@ -58,14 +58,14 @@ class BulkStrategy final : public Strategy {
         return out;
     }
 
-  private:
+private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
 };
 
 // One write of "off"/"on" to smt/control: the kernel switches every secondary thread.
 class SmtStrategy final : public Strategy {
-  public:
+public:
     SmtStrategy(const SysfsPaths& paths, AttributeWriter& writer)
         : paths_(paths), writer_(writer) {}
 
@@ -82,7 +82,7 @@ class SmtStrategy final : public Strategy {
         return out;
     }
 
-  private:
+private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
 };

@@ -32,7 +32,7 @@ struct StrategyHooks {
 };
 
 class Strategy {
-  public:
+public:
     virtual ~Strategy() = default;
     virtual StrategyOutcome run(Action action, const std::vector<unsigned>& order,
                                 const StrategyHooks& hooks) = 0;
@@ -47,14 +47,14 @@ std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& pat
 // Sets kernel/rcu_expedited to 1 for the lifetime of the window and restores the value it
 // found, on every path out (also exceptions). A missing file makes it a no-op.
 class ExpediteWindow {
-  public:
+public:
     ExpediteWindow(const SysfsPaths& paths, AttributeWriter& writer, bool enable);
     ~ExpediteWindow();
     ExpediteWindow(const ExpediteWindow&) = delete;
     ExpediteWindow& operator=(const ExpediteWindow&) = delete;
     bool active() const { return active_; }
 
-  private:
+private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
     std::string old_value_;

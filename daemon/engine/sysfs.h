@@ -10,7 +10,7 @@ namespace cpuhpd {
 
 // Writes one sysfs attribute. The seam where tests inject kernel behaviour and failures.
 class AttributeWriter {
-  public:
+public:
     virtual ~AttributeWriter() = default;
     // Returns 0 on success or the errno of the failed open/write.
     virtual int write(const std::filesystem::path& file, const std::string& value) = 0;
@@ -18,14 +18,14 @@ class AttributeWriter {
 
 // The real writer: open(O_WRONLY), one write(2) of the whole value, close.
 class FileAttributeWriter final : public AttributeWriter {
-  public:
+public:
     int write(const std::filesystem::path& file, const std::string& value) override;
 };
 
 // Paths of the files the service reads and writes, relative to an injected root
 // (normally "/sys").
 class SysfsPaths {
-  public:
+public:
     explicit SysfsPaths(std::filesystem::path root);
 
     const std::filesystem::path& root() const { return root_; }
@@ -42,7 +42,7 @@ class SysfsPaths {
     std::filesystem::path rcu_expedited() const;  // kernel/rcu_expedited
     std::filesystem::path node_dir() const;       // devices/system/node
 
-  private:
+private:
     std::filesystem::path root_;
 };
 

@@ -29,7 +29,7 @@ TopologyMap read_topology(const SysfsPaths& paths, const CpuSet& cpus);
 // Keeps the last topology seen for each CPU, persisted to a file in the state directory
 // so that it survives a daemon restart while CPUs are offline.
 class TopologyMemory {
-  public:
+public:
     // `cache_file` may be empty: then nothing is persisted.
     explicit TopologyMemory(std::filesystem::path cache_file);
 
@@ -44,7 +44,7 @@ class TopologyMemory {
     // next successful save, which update() retries.
     const std::optional<std::string>& save_error() const { return save_error_; }
 
-  private:
+private:
     void save() const;
     std::filesystem::path cache_file_;
     TopologyMap known_;

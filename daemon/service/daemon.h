@@ -25,7 +25,7 @@
 namespace cpuhpd {
 
 class Daemon final : public ManagerBackend {
-  public:
+public:
     explicit Daemon(Config config);
     ~Daemon() override;
     Daemon(const Daemon&) = delete;
@@ -42,7 +42,7 @@ class Daemon final : public ManagerBackend {
     bool busy() const override { return busy_; }
     void submit(Request request, std::function<void(const RequestResult&)> done) override;
 
-  private:
+private:
     MachineState read_state();  // any thread
     void refresh();             // main thread: re-read, then announce what changed
     void schedule_announce();

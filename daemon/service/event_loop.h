@@ -18,7 +18,7 @@ class IConnection;
 namespace cpuhpd {
 
 class EventLoop {
-  public:
+public:
     // Takes SIGTERM and SIGINT (they must already be blocked in every thread) and arms the
     // watchdog when the service manager asked for one (WATCHDOG_USEC).
     EventLoop();
@@ -46,7 +46,7 @@ class EventLoop {
 
     sd_event* get() const { return event_; }
 
-  private:
+private:
     static int on_bus_prepare(sd_event_source* source, void* self);
     static int on_bus_io(sd_event_source* source, int fd, uint32_t revents, void* self);
     static int on_bus_time(sd_event_source* source, uint64_t usec, void* self);

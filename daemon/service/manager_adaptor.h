@@ -21,7 +21,7 @@ namespace cpuhpd {
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.
 class ManagerBackend {
-  public:
+public:
     virtual ~ManagerBackend() = default;
     // The machine state the service works from (re-read first when there is no uevent
     // source to keep it current).
@@ -36,7 +36,7 @@ class ManagerBackend {
 
 class ManagerAdaptor final
     : public sdbus::AdaptorInterfaces<org::cpuhpd1::Manager_adaptor, sdbus::Properties_adaptor> {
-  public:
+public:
     using ResultEntry = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
     using Summary = std::map<std::string, sdbus::Variant>;
     using ChangeResult = sdbus::Result<std::vector<ResultEntry>, Summary>;
@@ -50,7 +50,7 @@ class ManagerAdaptor final
     // announced (or read by a client).
     void announce_changes();
 
-  private:
+private:
     void Offline(ChangeResult&& result, std::string mask,
                  std::map<std::string, sdbus::Variant> options) override;
     void Online(ChangeResult&& result, std::string mask,

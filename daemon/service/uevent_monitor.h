@@ -10,7 +10,7 @@ struct nl_sock;
 namespace cpuhpd {
 
 class UeventMonitor {
-  public:
+public:
     // Opens a NETLINK_KOBJECT_UEVENT socket in the kernel's multicast group, non-blocking.
     // Returns nullptr and sets `error` when that is impossible (no netlink in a container,
     // a seccomp filter, ...): the caller goes on without uevents.
@@ -24,7 +24,7 @@ class UeventMonitor {
     // messages were lost to a receive-buffer overrun, which may have hidden one).
     bool drain();
 
-  private:
+private:
     explicit UeventMonitor(nl_sock* sock) : sock_(sock) {}
     nl_sock* sock_;
 };

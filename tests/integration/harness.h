@@ -29,14 +29,14 @@ std::set<unsigned> parse_cpulist(const std::string& text);
 
 // A temporary directory, removed (with any immutable flags cleared) on destruction.
 class TempDir {
-  public:
+public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     const std::filesystem::path& path() const { return path_; }
 
-  private:
+private:
     std::filesystem::path path_;
 };
 
@@ -46,7 +46,7 @@ int set_immutable(const std::filesystem::path& file, bool on);
 // 16 CPUs, 2 packages x 4 cores x 2 threads, siblings N and N+8 (x86 numbering),
 // one NUMA node per package. cpu0 has no online file. Plain files only.
 class FakeTree {
-  public:
+public:
     static constexpr unsigned kCpus = 16;
     static constexpr unsigned kCoresPerPackage = 4;
     static constexpr unsigned kCores = 8;
@@ -71,14 +71,14 @@ class FakeTree {
     // Returns 0 or the errno of the ioctl (the filesystem may not support it).
     int make_unwritable(unsigned cpu);
 
-  private:
+private:
     std::filesystem::path root_;
     std::vector<std::filesystem::path> immutable_;
 };
 
 // A child process with stdout and stderr in files.
 class Child {
-  public:
+public:
     Child() = default;
     ~Child();  // kills (SIGKILL) and reaps if still running
     Child(const Child&) = delete;
@@ -102,7 +102,7 @@ class Child {
     std::string out() const;
     std::string err() const;
 
-  private:
+private:
     pid_t pid_ = -1;
     bool exited_ = false;
     int status_ = 0;
@@ -165,7 +165,7 @@ using Option = std::variant<std::string, bool, std::uint32_t>;
 
 // A raw sd-bus client connection to the private bus.
 class RawClient {
-  public:
+public:
     explicit RawClient(const std::string& address);
     ~RawClient();
     RawClient(const RawClient&) = delete;
@@ -199,7 +199,7 @@ class RawClient {
     const std::vector<BatchProgress>& progress() const { return progress_; }
     const std::vector<PropertiesChanged>& property_changes() const { return property_changes_; }
 
-  private:
+private:
     static int on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error* err);
     static int on_properties_changed(sd_bus_message* m, void* userdata, sd_bus_error* err);
     static int on_batch_progress(sd_bus_message* m, void* userdata, sd_bus_error* err);
@@ -225,7 +225,7 @@ struct DaemonConfig {
 
 // One test's world: temp dir, fake tree, private bus, daemon.
 class World {
-  public:
+public:
     World();
     ~World();
 
@@ -255,7 +255,7 @@ class World {
 
     std::map<std::string, std::optional<std::string>> guard_env() const;
 
-  private:
+private:
     TempDir tmp_;
     FakeTree tree_;
     Child bus_;

@@ -110,7 +110,7 @@ bool any_line_matches(const std::string& text, const std::string& pattern) {
 }
 
 class CpuhpdTest : public ::testing::Test {
-  protected:
+protected:
     virtual DaemonConfig config() const { return {}; }
     virtual void prepare_tree(FakeTree&) {}
     virtual bool project_policy() const { return false; }
@@ -410,7 +410,7 @@ TEST_F(CpuhpdTest, CpuctlExitsWithTwoOnRefusalsAndUsageErrors) {
 }
 
 class CustomProtectedTest : public CpuhpdTest {
-  protected:
+protected:
     DaemonConfig config() const override {
         DaemonConfig c;
         c.protected_cpus = "15";
@@ -443,7 +443,7 @@ TEST_F(CustomProtectedTest, ProtectedCpusComeFromTheConfigAndCpu0IsNotHotpluggab
 // ------------------------------------------------------------------ failures
 
 class InjectedFailureTest : public CpuhpdTest {
-  protected:
+protected:
     void SetUp() override {
         CpuhpdTest::SetUp();
         if (HasFatalFailure()) {
@@ -724,7 +724,7 @@ TEST_F(CpuhpdTest, BusyIsTrueOnlyWhileABatchRuns) {
 // ------------------------------------------------------------------ rcu_expedited
 
 class ExpediteAlwaysTest : public CpuhpdTest {
-  protected:
+protected:
     DaemonConfig config() const override {
         DaemonConfig c;
         c.extra_yaml = "expedite: always\n";
@@ -824,7 +824,7 @@ TEST_F(ExpediteAlwaysTest, RcuExpeditedIsRestoredAfterAFailedBatch) {
 }
 
 class ExpeditedAlreadyOnTest : public CpuhpdTest {
-  protected:
+protected:
     void prepare_tree(FakeTree& t) override { t.write("kernel/rcu_expedited", "1"); }
 };
 
@@ -848,7 +848,7 @@ TEST_F(ExpeditedAlreadyOnTest, RcuExpeditedStaysOneAfterBatches) {
 // ------------------------------------------------------------------ coalescing
 
 class CoalescingTest : public CpuhpdTest {
-  protected:
+protected:
     DaemonConfig config() const override {
         DaemonConfig c;
         c.coalesce_ms = 300;
@@ -1050,7 +1050,7 @@ TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
 // With the project's bus policy (dbus/org.cpuhpd1.conf) on a bus that denies method calls by
 // default, as the system bus does: root owns the name and changes CPUs, everyone reads.
 class ProjectPolicyTest : public CpuhpdTest {
-  protected:
+protected:
     bool project_policy() const override { return true; }
 };
 

@@ -6,7 +6,7 @@
 namespace cpuhpd::itest {
 
 class JsonParser {
-  public:
+public:
     explicit JsonParser(const std::string& text) : s_(text) {}
 
     Json document() {
@@ -18,7 +18,7 @@ class JsonParser {
         return v;
     }
 
-  private:
+private:
     [[noreturn]] void fail(const std::string& what) const {
         throw std::runtime_error("JSON error at offset " + std::to_string(pos_) + ": " + what);
     }

@@ -11,7 +11,7 @@
 namespace cpuhpd::itest {
 
 class Json {
-  public:
+public:
     enum class Type { Null, Bool, Number, String, Array, Object };
 
     Type type() const { return type_; }
@@ -38,7 +38,7 @@ class Json {
     // Compact re-serialisation, for messages.
     std::string dump() const;
 
-  private:
+private:
     friend class JsonParser;
     Type type_ = Type::Null;
     bool bool_ = false;

@@ -137,7 +137,7 @@ TEST(Config, SyntaxErrorGivesTheParserLine) {
 }
 
 class ConfigFile : public ::testing::Test {
-  protected:
+protected:
     void SetUp() override {
         dir_ = std::filesystem::temp_directory_path() /
                ("cpuhpd-config-test-" + std::to_string(::getpid()));

@@ -17,7 +17,7 @@ using namespace std::chrono_literals;
 
 // Collects completions and lets a test wait for a number of them, with a deadline.
 class Results {
-  public:
+public:
     Executor::Completion slot() {
         return [this](RequestResult r) {
             std::lock_guard lock(mutex_);
@@ -32,7 +32,7 @@ class Results {
         return results_;
     }
 
-  private:
+private:
     std::mutex mutex_;
     std::condition_variable cv_;
     std::vector<RequestResult> results_;
@@ -41,7 +41,7 @@ class Results {
 // Blocks the first per-CPU write until released, so a test can queue requests while a
 // batch is known to be running.
 class GateWriter final : public AttributeWriter {
-  public:
+public:
     explicit GateWriter(AttributeWriter& inner) : inner_(inner) {}
     int write(const std::filesystem::path& file, const std::string& value) override {
         if (file.filename() == "online" && !gated_) {
@@ -54,7 +54,7 @@ class GateWriter final : public AttributeWriter {
     std::promise<void> entered_;
     std::promise<void> release_;
 
-  private:
+private:
     AttributeWriter& inner_;
     bool gated_ = false;
 };

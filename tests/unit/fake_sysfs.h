@@ -26,7 +26,7 @@ struct FakeTopology {
 };
 
 class FakeSysfs {
-  public:
+public:
     explicit FakeSysfs(const FakeTopology& topo = {});
     ~FakeSysfs();  // removes the tree
     FakeSysfs(const FakeSysfs&) = delete;
@@ -42,7 +42,7 @@ class FakeSysfs {
 
     const FakeTopology& topology() const { return topo_; }
 
-  private:
+private:
     friend class FakeKernelWriter;
     void rewrite_summaries();
     void write_topology(unsigned cpu);
@@ -55,7 +55,7 @@ class FakeSysfs {
 // Acts as the kernel for writes below a FakeSysfs: cpuN/online, smt/control, the bulk
 // cpu/offline and cpu/online files, rcu_expedited. Failures can be injected per CPU.
 class FakeKernelWriter final : public AttributeWriter {
-  public:
+public:
     explicit FakeKernelWriter(FakeSysfs& fs) : fs_(fs) {}
     int write(const std::filesystem::path& file, const std::string& value) override;
 
@@ -74,7 +74,7 @@ class FakeKernelWriter final : public AttributeWriter {
     // rcu_expedited's value at the time of each per-CPU online write
     const std::vector<std::string>& expedited_during_cpu_writes() const { return expedited_seen_; }
 
-  private:
+private:
     int change_cpu(unsigned cpu, bool online);
     FakeSysfs& fs_;
     std::map<unsigned, std::pair<int, int>> cpu_failures_;  // cpu -> (errno, remaining)

@@ -22,7 +22,7 @@ CpuSet of(std::vector<unsigned> cpus) {
 // 2 packages x 4 cores x 2 threads on 2 NUMA nodes: package p holds cores 4p..4p+3,
 // core i has threads i and i + 8.
 class Selector : public ::testing::Test {
-  protected:
+protected:
     Selector() : fs_(topo()), memory_("") { machine_ = read_machine(fs_.paths(), memory_); }
     static FakeTopology topo() {
         FakeTopology t;

@@ -22,7 +22,7 @@ CpuSet of(std::vector<unsigned> cpus) {
 }
 
 class TempDir {
-  public:
+public:
     TempDir() {
         std::string templ = (fs::temp_directory_path() / "cpuhpd-topology-test-XXXXXX").string();
         if (!::mkdtemp(templ.data())) {
@@ -37,7 +37,7 @@ class TempDir {
     }
     const fs::path& path() const { return path_; }
 
-  private:
+private:
     fs::path path_;
 };
 
