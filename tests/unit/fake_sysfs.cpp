@@ -109,9 +109,11 @@ void FakeSysfs::write_topology(unsigned c) {
     const unsigned cores = topo_.packages * topo_.cores_per_package;
     const unsigned core_index = c % cores;  // x86 numbering: thread t of core i is i + t * cores
     const fs::path dir = root_ / "devices/system/cpu" / ("cpu" + std::to_string(c)) / "topology";
+    // Like x86 Linux, the sibling lists name only the threads that are online.
     CpuSet siblings;
     for (unsigned t = 0; t < topo_.threads_per_core; ++t)
-        siblings.add(core_index + t * cores);
+        if (online_[core_index + t * cores])
+            siblings.add(core_index + t * cores);
     put(dir / "physical_package_id", std::to_string(core_index / topo_.cores_per_package));
     put(dir / "die_id", "0");
     put(dir / "core_id", std::to_string(core_index % topo_.cores_per_package));
@@ -132,11 +134,15 @@ void FakeSysfs::set_online(unsigned c, bool on) {
     const fs::path dir = root_ / "devices/system/cpu" / ("cpu" + std::to_string(c));
     if (fs::exists(dir / "online"))
         put(dir / "online", on ? "1" : "0");
-    // The kernel removes topology/ while a CPU is offline.
-    if (on)
-        write_topology(c);
-    else
+    // The kernel removes topology/ while a CPU is offline and rewrites its siblings' lists.
+    if (!on)
         fs::remove_all(dir / "topology");
+    const unsigned cores = topo_.packages * topo_.cores_per_package;
+    for (unsigned t = 0; t < topo_.threads_per_core; ++t) {
+        const unsigned sibling = c % cores + t * cores;
+        if (online_[sibling])
+            write_topology(sibling);
+    }
     rewrite_summaries();
 }
 
