@@ -36,20 +36,23 @@ private:
     AttributeWriter& writer_;
 };
 
-// One write of a cpulist to cpu/offline or cpu/online (the companion kernel patch): the
-// kernel orders, batches and stops at the first failure itself.
-class BulkStrategy final : public Strategy {
+// One write that the kernel carries out for the whole batch: a cpulist to cpu/offline or
+// cpu/online (the companion patch: the kernel orders, batches and stops at the first
+// failure itself), or "off"/"on" to smt/control (the kernel switches every secondary).
+class OneShotStrategy final : public Strategy {
 public:
-    BulkStrategy(const SysfsPaths& paths, AttributeWriter& writer)
-        : paths_(paths), writer_(writer) {}
+    using Target = std::function<std::pair<std::filesystem::path, std::string>(
+        Action, const std::vector<unsigned>&)>;
+    OneShotStrategy(AttributeWriter& writer, Target target)
+        : writer_(writer), target_(std::move(target)) {}
 
     StrategyOutcome run(Action action, const std::vector<unsigned>& order,
                         const StrategyHooks& hooks) override {
         StrategyOutcome out;
         if (order.empty())
             return out;
-        const auto file = action == Action::Offline ? paths_.offline() : paths_.online();
-        out.batch_error = writer_.write(file, format_cpulist(CpuSet::from(order)) + "\n");
+        const auto [file, value] = target_(action, order);
+        out.batch_error = writer_.write(file, value);
         if (out.batch_error == 0)
             for (unsigned cpu : order)
                 out.attempted[cpu] = 0;
@@ -59,32 +62,8 @@ public:
     }
 
 private:
-    const SysfsPaths& paths_;
     AttributeWriter& writer_;
-};
-
-// One write of "off"/"on" to smt/control: the kernel switches every secondary thread.
-class SmtStrategy final : public Strategy {
-public:
-    SmtStrategy(const SysfsPaths& paths, AttributeWriter& writer)
-        : paths_(paths), writer_(writer) {}
-
-    StrategyOutcome run(Action action, const std::vector<unsigned>& order,
-                        const StrategyHooks& hooks) override {
-        StrategyOutcome out;
-        out.batch_error =
-            writer_.write(paths_.smt_control(), action == Action::Offline ? "off" : "on");
-        if (out.batch_error == 0)
-            for (unsigned cpu : order)
-                out.attempted[cpu] = 0;
-        if (hooks.progress)
-            hooks.progress(order.size(), order.size());
-        return out;
-    }
-
-private:
-    const SysfsPaths& paths_;
-    AttributeWriter& writer_;
+    Target target_;
 };
 
 }  // namespace
@@ -93,9 +72,17 @@ std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& pat
                                         AttributeWriter& writer) {
     switch (kind) {
         case StrategyKind::Bulk:
-            return std::make_unique<BulkStrategy>(paths, writer);
+            return std::make_unique<OneShotStrategy>(
+                writer, [&paths](Action action, const std::vector<unsigned>& cpus) {
+                    return std::pair{action == Action::Offline ? paths.offline() : paths.online(),
+                                     format_cpulist(CpuSet::from(cpus)) + "\n"};
+                });
         case StrategyKind::Smt:
-            return std::make_unique<SmtStrategy>(paths, writer);
+            return std::make_unique<OneShotStrategy>(
+                writer, [&paths](Action action, const std::vector<unsigned>&) {
+                    return std::pair{paths.smt_control(),
+                                     std::string(action == Action::Offline ? "off" : "on")};
+                });
         case StrategyKind::Auto:
         case StrategyKind::PerCpu:
             break;
