@@ -141,7 +141,19 @@ expect_eq "offline uevents" "$n_off" 22
 expect_eq "online uevents" "$n_on" 22
 kill $uevent_pid 2>/dev/null
 
-# 8. the kernel's own selftest, if it was put into the initramfs
+# 8. not bootable: SMT siblings while SMT is off -> EPERM, nothing changed
+if [ -w $C/smt/control ]; then
+	echo off >$C/smt/control
+	expect_eq "online with smt off" "$(cat $C/online)" "0,2,4,6,8,10,12,14"
+	expect_eq "write 8-9 > online with smt off" "$(write $C/online 8-9)" EPERM
+	expect_eq "online after EPERM" "$(cat $C/online)" "0,2,4,6,8,10,12,14"
+	expect_eq "write 8 > offline with smt off" "$(write $C/offline 8)" ok
+	expect_eq "write 8 > online with smt off" "$(write $C/online 8)" ok
+	echo on >$C/smt/control
+	expect_eq "online with smt on" "$(cat $C/online)" "0-15"
+fi
+
+# 9. the kernel's own selftest, if it was put into the initramfs
 if [ -x /selftest/cpu-on-off-test.sh ]; then
 	echo "SMOKE selftest cpu-on-off-test.sh -a start"
 	if (cd /selftest && UID=0 sh ./cpu-on-off-test.sh -a) >/tmp/selftest.log 2>&1; then
