@@ -36,7 +36,7 @@ while [ $r -le $reps ]; do
     [ "$(kernel_online)" = "$(minus "$(present)" "$H")" ] || echo "!! cpuctl offline all (rc $crc1) left $(cat $SYS/online) online"
     t cpuctl --json online $ALLMASK; cn=$DT; crc2=$RC
     [ "$(kernel_online)" = "$(present)" ] || { echo "!! cpuctl online all (rc $crc2) left $(cat $SYS/online) online"; restore_all_online; }
-    printf 'rep %d:  shell loop  offline %s  online %s   |  cpuctl (%s)  offline all %s (rc %s)  online all %s (rc %s)\n' \
+    printf 'rep %d:  shell loop  offline %s  online %s   |  cpuctl (%s)  offline %s (rc %s)  online %s (rc %s)\n' \
         $r "$(ms $lo)" "$(ms $ln)" "$strat" "$(ms $co)" $crc1 "$(ms $cn)" $crc2
     LOFF="$LOFF $lo" LON="$LON $ln" COFF="$COFF $co" CON="$CON $cn"
     r=$((r + 1))
