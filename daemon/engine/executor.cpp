@@ -31,12 +31,14 @@ Executor::~Executor() {
 }
 
 void Executor::submit(Request request, Completion done) {
+    const MachineState state = read_state_();
+    narrow_to_eligible(request, state, settings_);
     if (request.dry_run) {
         done(runner_.dry_run(request));
         return;
     }
     // Refuse up front what can never succeed, so the caller hears at once.
-    validate(request, read_state_(), settings_);
+    validate(request, state, settings_);
     {
         std::lock_guard lock(mutex_);
         if (stopping_)

@@ -35,7 +35,11 @@ void validate(const Request& request, const MachineState& machine, const EngineS
               const CpuSet& already_leaving) {
     const CpuSet& cpus = request.cpus;
     if (cpus.empty())
-        throw Refusal(RefusalKind::InvalidMask, "the mask '" + request.mask + "' names no CPU");
+        throw Refusal(RefusalKind::InvalidMask,
+                      "the mask '" + request.mask + "' names no CPU that can go " +
+                          to_string(request.action) +
+                          " (selectors leave out protected CPUs and CPUs without "
+                          "an online file)");
     if (const CpuSet absent = cpus - machine.present; !absent.empty())
         throw Refusal(RefusalKind::InvalidMask,
                       plural_cpus(absent) +
@@ -90,6 +94,14 @@ void validate(const Request& request, const MachineState& machine, const EngineS
         case StrategyKind::PerCpu:
             break;
     }
+}
+
+void narrow_to_eligible(Request& request, const MachineState& machine,
+                        const EngineSettings& settings) {
+    if (request.action != Action::Offline)
+        return;
+    const CpuSet fixed = machine.online - machine.hotpluggable;
+    request.cpus = request.cpus - (request.selected_only & (settings.protected_cpus | fixed));
 }
 
 Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,

@@ -19,6 +19,11 @@ namespace cpuhpd {
 void validate(const Request& request, const MachineState& machine, const EngineSettings& settings,
               const CpuSet& already_leaving = {});
 
+// Leaves out, for an offline request, the protected CPUs and the CPUs without an online
+// file that only a selector named (see Request::selected_only).
+void narrow_to_eligible(Request& request, const MachineState& machine,
+                        const EngineSettings& settings);
+
 struct Plan {
     Action action = Action::Offline;
     StrategyKind strategy = StrategyKind::PerCpu;

@@ -27,6 +27,9 @@ struct Request {
     Action action = Action::Offline;
     std::string mask;  // the caller's text, for messages and logs
     CpuSet cpus;       // resolved
+    // CPUs that only a selector brought in ("all", "package:0"): going offline, the
+    // protected and non-hotpluggable ones among them are left out instead of refused.
+    CpuSet selected_only;
     Mode mode = Mode::Atomic;
     StrategyKind strategy = StrategyKind::Auto;
     bool dry_run = false;

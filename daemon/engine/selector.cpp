@@ -104,6 +104,10 @@ CpuSet resolve_selector(const Argument& arg, const MachineState& machine) {
     return out;
 }
 
+bool is_numeric(const Argument& arg) {
+    return !is_letter(arg.text[0]);  // a cpulist or a 0x cpumap
+}
+
 CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
     std::string_view t = arg.text;
     if (t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
@@ -134,16 +138,24 @@ CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
 
 }  // namespace
 
-CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
+MaskSelection select_mask(std::string_view expression, const MachineState& machine) {
     std::vector<Argument> args = split(expression);
     if (args.empty()) {
         throw MaskError("empty CPU mask", std::string(expression), 0);
     }
-    CpuSet out;
+    MaskSelection out;
     for (const Argument& arg : args) {
-        out |= resolve_argument(arg, machine);
+        const CpuSet cpus = resolve_argument(arg, machine);
+        out.cpus |= cpus;
+        if (is_numeric(arg)) {
+            out.named |= cpus;
+        }
     }
     return out;
+}
+
+CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
+    return select_mask(expression, machine).cpus;
 }
 
 }  // namespace cpuhpd

@@ -20,4 +20,13 @@ namespace cpuhpd {
 // empty expression, an unknown selector, or a selector that matches no CPU are errors.
 CpuSet resolve_mask(std::string_view expression, const MachineState& machine);
 
+// The same, telling apart the CPUs the caller named by number (cpulist or cpumap) from
+// those only a selector brought in: "offline all" means every CPU that can go offline,
+// while "offline 0" means CPU 0 and is refused if it is protected.
+struct MaskSelection {
+    CpuSet cpus;   // the union of every argument
+    CpuSet named;  // the CPUs named by number
+};
+MaskSelection select_mask(std::string_view expression, const MachineState& machine);
+
 }  // namespace cpuhpd

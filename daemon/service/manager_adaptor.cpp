@@ -9,6 +9,7 @@
 #include "cpulist.h"
 #include "log.h"
 #include "names.h"
+#include "planner.h"
 #include "selector.h"
 #include "sysfs.h"
 
@@ -165,12 +166,13 @@ std::string ManagerAdaptor::caller() const {
 }
 
 void ManagerAdaptor::start(ChangeResult result, Action action, const std::string& mask,
-                           const CpuSet& cpus, const Options& options,
+                           const CpuSet& cpus, const CpuSet& selected_only, const Options& options,
                            StrategyKind default_strategy) {
     Request request;
     request.action = action;
     request.mask = mask;
     request.cpus = cpus;
+    request.selected_only = selected_only;
     request.mode = options.mode.value_or(backend_.settings().default_mode);
     request.strategy = options.strategy.value_or(default_strategy);
     request.dry_run = options.dry_run;
@@ -199,8 +201,9 @@ void ManagerAdaptor::change(ChangeResult&& result, Action action, const std::str
     const Options parsed = parse_options(options);
     check_access(parsed);
     const MachineState& state = backend_.state();
-    const CpuSet cpus = resolve_mask(mask, state);
-    start(std::move(result), action, mask, cpus, parsed, StrategyKind::Auto);
+    const MaskSelection selection = select_mask(mask, state);
+    start(std::move(result), action, mask, selection.cpus, selection.cpus - selection.named, parsed,
+          StrategyKind::Auto);
 }
 
 void ManagerAdaptor::Offline(ChangeResult&& result, std::string mask,
@@ -233,14 +236,11 @@ void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
             throw sdbus::Error(error_name(RefusalKind::NotSupported),
                                "this machine has no SMT sibling threads");
         }
-        // smt/control when the kernel offers it, else whatever the engine finds best.
-        StrategyKind strategy = StrategyKind::Auto;
-        for (const auto kind : machine.capabilities()) {
-            if (kind == StrategyKind::Smt) {
-                strategy = StrategyKind::Smt;
-            }
-        }
-        start(std::move(result), action, "smt", cpus, parsed, strategy);
+        // smt/control when it can switch exactly these CPUs (it cannot when some siblings
+        // were changed one by one), else whatever the engine finds best.
+        const StrategyKind strategy =
+            smt_control_applies(action, cpus, machine) ? StrategyKind::Smt : StrategyKind::Auto;
+        start(std::move(result), action, "smt", cpus, cpus, parsed, strategy);
     });
 }
 

@@ -76,8 +76,9 @@ private:
     static Options parse_options(const std::map<std::string, sdbus::Variant>& options);
     void check_access(const Options& options) const;
     std::string caller() const;
+    // `selected_only`: the CPUs only selectors named (see Request::selected_only).
     void start(ChangeResult result, Action action, const std::string& mask, const CpuSet& cpus,
-               const Options& options, StrategyKind default_strategy);
+               const CpuSet& selected_only, const Options& options, StrategyKind default_strategy);
     void change(ChangeResult&& result, Action action, const std::string& mask,
                 const std::map<std::string, sdbus::Variant>& options);
 

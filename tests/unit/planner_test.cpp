@@ -145,3 +145,34 @@ TEST(Validate, RefusesTheEmptyMask) {
 
 }  // namespace
 }  // namespace cpuhpd::test
+
+namespace cpuhpd::test {
+namespace {
+
+TEST(NarrowToEligible, SelectorsLeaveOutProtectedAndFixedCpusGoingOffline) {
+    FakeMachine m;
+    Request r = m.request(Action::Offline, CpuSet::range(0, 15));
+    r.selected_only = CpuSet::range(0, 15);  // "all"
+    narrow_to_eligible(r, m.state(), m.settings);
+    EXPECT_EQ(r.cpus, CpuSet::range(1, 15));
+}
+
+TEST(NarrowToEligible, CpusNamedByNumberStayAndAreRefused) {
+    FakeMachine m;
+    Request r = m.request(Action::Offline, CpuSet::range(0, 15));
+    r.selected_only = CpuSet::range(4, 15);  // "0-3 package:1"-like: 0 named by number
+    narrow_to_eligible(r, m.state(), m.settings);
+    EXPECT_EQ(r.cpus, CpuSet::range(0, 15));
+    EXPECT_THROW(validate(r, m.state(), m.settings), Refusal);
+}
+
+TEST(NarrowToEligible, OnlineRequestsAreLeftAlone) {
+    FakeMachine m;
+    Request r = m.request(Action::Online, CpuSet::range(0, 15));
+    r.selected_only = CpuSet::range(0, 15);
+    narrow_to_eligible(r, m.state(), m.settings);
+    EXPECT_EQ(r.cpus, CpuSet::range(0, 15));
+}
+
+}  // namespace
+}  // namespace cpuhpd::test
