@@ -12,13 +12,7 @@ echo "################ cpuctl topology"
 cpuctl topology
 echo "################ cpuctl status"
 cpuctl status
-# `all` is the product's word for every AP; if this cpuhpd refuses it (it did on
-# 2026-11-30: ProtectedCpu for cpu0), say so and name the APs explicitly instead.
 ALLMASK=all
-cpuctl --json plan offline all >/tmp/demo.out 2>&1 || {
-    echo "!! cpuctl plan offline all refused ($(head -c 300 /tmp/demo.out)); using the explicit AP list $(compress $H)"
-    ALLMASK=$(compress $H)
-}
 echo "################ $(count $H) APs: {$(compress $H)}, rcu_expedited=$(cat /sys/kernel/rcu_expedited), $reps repetitions"
 
 t() { local t0 t1; t0=$(now_ms); "$@" >/tmp/demo.out 2>&1; RC=$?; t1=$(now_ms); DT=$((t1 - t0)); }
