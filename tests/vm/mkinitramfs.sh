@@ -8,7 +8,8 @@
 # (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
 # project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
 # cpuctl, jq, every shared library they need (ldd + the dynamic loader), the
-# scenario scripts and /init (tests/vm/guest/init).
+# scenario scripts and /init (tests/vm/guest/init), uevent-count (tools/, gcc -static)
+# and the kernel's cpu-on-off-test.sh selftest (from /usr/src/linux-source-6.1.tar.xz).
 # Defaults: --cpuhpd build/daemon/cpuhpd --cpuctl build/client/cpuctl
 #           --output build/vm/initramfs.cpio.gz
 # --allow-missing: build without cpuhpd/cpuctl (harness development; the cpuctl
@@ -98,6 +99,49 @@ for pair in "cpuhpd:$cpuhpd:/usr/sbin/cpuhpd" "cpuctl:$cpuctl:/usr/bin/cpuctl"; 
         die "$name not found at $src (build it, pass --$name PATH, or --allow-missing)"
     fi
 done
+
+# Guest tools for the bulk scenarios: the uevent counter (static C, tests/vm/tools/)
+# and the kernel's own cpu-hotplug selftest from Debian's linux-source-6.1. Either
+# may be missing (no gcc / no linux-source): the scenarios that need it then SKIP.
+if command -v gcc >/dev/null &&
+    gcc -static -O2 -Wall -o "$root/usr/bin/uevent-count" "$here/tools/uevent-count.c" 2>"$root/tmp/gcc.err"; then
+    log "uevent-count: built from tools/uevent-count.c"
+else
+    log "WARNING: could not build tools/uevent-count.c statically ($(head -c 300 "$root/tmp/gcc.err" 2>/dev/null)); bulk-uevents will SKIP"
+    rm -f "$root/usr/bin/uevent-count"
+fi
+rm -f "$root/tmp/gcc.err"
+selftest=tools/testing/selftests/cpu-hotplug/cpu-on-off-test.sh
+linux_src_tar="${CPUHPD_LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}"
+mkdir -p "$root/cpuhpd-tests/selftest"
+# Unpacking one file from the tarball reads all of it (~20 s here): prefer the tree
+# kernel/build.sh unpacked, else keep the extracted copy in the cache.
+cache_root="${CPUHPD_CACHE:-/var/cache/cpuhpd}"
+selftest_cached="$cache_root/selftest/cpu-on-off-test.sh"
+unpacked="$(ls -d "$cache_root"/kernel/src-6.1.*/"$selftest" 2>/dev/null | head -n1 || true)"
+if [ -n "$unpacked" ]; then
+    selftest_src="$unpacked"
+elif [ -s "$selftest_cached" ] && [ "$selftest_cached" -nt "$linux_src_tar" ]; then
+    selftest_src="$selftest_cached"
+else
+    selftest_src=""
+    if [ -r "$linux_src_tar" ] &&
+        tar -xJOf "$linux_src_tar" "linux-source-6.1/$selftest" >"$root/tmp/selftest.sh" 2>/dev/null &&
+        [ -s "$root/tmp/selftest.sh" ]; then
+        selftest_src="$root/tmp/selftest.sh"
+        mkdir -p "$(dirname "$selftest_cached")" 2>/dev/null &&
+            cp "$root/tmp/selftest.sh" "$selftest_cached.tmp" 2>/dev/null &&
+            mv "$selftest_cached.tmp" "$selftest_cached" 2>/dev/null || true
+    fi
+fi
+if [ -n "$selftest_src" ] && cp "$selftest_src" "$root/cpuhpd-tests/selftest/cpu-on-off-test.sh"; then
+    rm -f "$root/tmp/selftest.sh"
+    chmod 755 "$root/cpuhpd-tests/selftest/cpu-on-off-test.sh"
+    log "selftest: $selftest from $selftest_src"
+else
+    log "WARNING: $selftest not found in $linux_src_tar; bulk-selftest will SKIP"
+    rm -f "$root/cpuhpd-tests/selftest/cpu-on-off-test.sh"
+fi
 
 # Kernel modules for options the kernel has as =m (see fetch-kernel.sh); the stock
 # Debian 6.1 kernel has everything built in, so this is normally empty.

@@ -6,6 +6,7 @@
 #                         [--initrd PATH] [--build-dir DIR] [--timeout SEC]
 #                         [--show] [--debug] [--allow-missing] [--append ARGS]
 #                         [--cpu MODEL]   (default max,vendor=GenuineIntel,-monitor)
+#                         [--scenario-timeout SEC]  (per scenario in the guest; default 300)
 #
 # Topologies: smt16 = 16 vCPUs, 2 sockets x 4 cores x 2 threads (smt/control on);
 #             numa8 = 8 vCPUs, 2 sockets x 4 cores, no SMT, NUMA nodes 0-3 / 4-7.
@@ -37,7 +38,7 @@ append_extra=""
 # 0.5 s with all CPUs online and 4.7 s with the 8 SMT siblings offline).
 cpu_model="${CPUHPD_VM_CPU:-max,vendor=GenuineIntel,-monitor}"
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --topology) topology="$2"; shift 2 ;;
@@ -51,8 +52,9 @@ while [ $# -gt 0 ]; do
     --show) show=1; shift ;;
     --debug) debug=1; shift ;;
     --allow-missing) allow_missing=1; shift ;;
-    --append) append_extra="$2"; shift 2 ;;
+    --append) append_extra="$append_extra $2"; shift 2 ;;
     --cpu) cpu_model="$2"; shift 2 ;;
+    --scenario-timeout) append_extra="$append_extra cpuhpd.scenario_timeout=$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run-guest: unknown argument $1" >&2; usage ;;
     esac
@@ -86,7 +88,7 @@ fi
 
 append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
 [ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
-[ -n "$append_extra" ] && append="$append $append_extra"
+[ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 
 cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu_model" -m 2G
      "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
@@ -123,6 +125,11 @@ fi
 echo "---- $topology: scenario results (${elapsed} s wall)"
 grep -aE '^SCENARIO [^ ]+ (PASS|FAIL|SKIP)' "$clean" || echo "(no scenario result lines)"
 grep -aE '^CPUHPD-VM: init reached' "$clean" || true
+# Tables some scenarios print as notes (bulk-counts: COUNT and TIME lines).
+if grep -aqE '^ *# (COUNT|TIME) ' "$clean"; then
+    echo "---- $topology: counts and timings"
+    grep -aE '^ *# (COUNT|TIME) ' "$clean" | sed 's/^ *# //'
+fi
 summary="$(grep -aE '^CPUHPD-VM: [0-9]+ passed, [0-9]+ failed' "$clean" | tail -n1 || true)"
 nfail_lines=$(grep -acE '^SCENARIO [^ ]+ FAIL' "$clean" || true)
 if [ -z "$summary" ]; then

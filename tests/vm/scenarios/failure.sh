@@ -51,6 +51,10 @@ assert_rc 0 "plan offline $M"
 order=$J_ORDER
 [ -n "$order" ] || fail "plan offline $M: no order"
 note "plan order: $order strategy $J_STRATEGY"
+assert_strategy "$(expected_strategy offline "$MS_SET")" "plan offline $M"
+# With bulk the kernel takes the CPUs in its own order (siblings first): the plan
+# must name that order, or "the CPU taken last" below would be wrong.
+[ "$J_STRATEGY" = bulk ] && assert_eq "$order" "$(kernel_order offline "$MS_SET")" "plan offline $M: kernel order"
 V=$(last $order)
 OTHERS=$(minus "$MS_SET" "$V")
 
@@ -63,7 +67,7 @@ assert_eq "$J_OUTCOME" failed "atomic: outcome"
 assert_eq "$J_MODE" atomic "atomic: mode"
 assert_eq "$(json_cpus_with failed)" "$V" "atomic: cpus failed"
 rb=$(json_cpus_with rolled-back)
-[ "$J_STRATEGY" = per-cpu ] && assert_eq "$rb" "$OTHERS" "atomic: cpus rolled-back"
+case "$J_STRATEGY" in per-cpu|bulk) assert_eq "$rb" "$OTHERS" "atomic: cpus rolled-back" ;; esac
 [ -n "$rb" ] || fail "atomic: no CPU reported rolled-back"
 assert_eq "$(json_error_of $V)" EAGAIN "atomic: errno of cpu$V"
 assert_all_online "atomic rollback"

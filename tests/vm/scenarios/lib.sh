@@ -262,3 +262,67 @@ daemon_restart_with() {
     daemon_start $f || fail "cpuhpd did not start with: $*"
 }
 daemon_restart_default() { daemon_stop; daemon_start $CONF || fail "cpuhpd did not restart"; }
+
+# ---------------------------------------------------------------- strategies, bulk kernel
+# cpuhpd's Capabilities (from `cpuctl --json status`, cached per boot in /tmp/caps:
+# the kernel does not change under a running guest).
+CAPS_FILE=/tmp/caps
+caps() {
+    [ -s $CAPS_FILE ] ||
+        cpuctl --timeout 60 --json status 2>/dev/null | jq -r '(.capabilities // []) | join(" ")' >$CAPS_FILE 2>/dev/null
+    cat $CAPS_FILE 2>/dev/null
+}
+has_cap() { have_binaries && contains " $(caps) " "$1"; }
+# expected_strategy ACTION "CPUS": what the daemon's planner picks with --strategy auto,
+# derived from its Capabilities and the kernel's state (call it BEFORE the request):
+# bulk when offered; else smt when CPUS are exactly the SMT secondaries and
+# smt/control can switch them (on for offline, off for online); else per-cpu.
+expected_strategy() {
+    if has_cap bulk; then echo bulk; return; fi
+    if has_cap smt && [ -n "$2" ] && [ "$(union "$2")" = "$(smt_secondaries)" ]; then
+        case "$1:$(smt_control)" in offline:on|online:off) echo smt; return ;; esac
+    fi
+    echo per-cpu
+}
+# assert_strategy EXPECTED CTX: the last cc --json result used EXPECTED
+assert_strategy() { assert_eq "$J_STRATEGY" "$1" "$2: strategy"; }
+
+# The companion kernel patch makes cpu/offline and cpu/online writable (0644).
+kernel_has_bulk() { [ "$(stat -c %a $SYS/offline 2>/dev/null)" = 644 ]; }
+need_bulk_kernel() {
+    kernel_has_bulk || skip "the kernel has no bulk interface ($SYS/offline is mode $(stat -c %a $SYS/offline 2>/dev/null), not 644)"
+}
+# kwrite FILE VALUE: one write(2) of VALUE to FILE; KW = ok | EPERM | EBUSY | EINVAL |
+# EAGAIN | ENOSPC | ERANGE | "other: <message>" (busybox prints strerror).
+kwrite() {
+    local err
+    echo "+ echo $2 > $1"
+    if err=$( (echo "$2" >"$1") 2>&1 ); then KW=ok; else
+        case "$err" in
+        *"not permitted"*) KW=EPERM ;; *"busy"*) KW=EBUSY ;; *"Invalid argument"*) KW=EINVAL ;;
+        *"temporarily unavailable"*) KW=EAGAIN ;; *"No space"*) KW=ENOSPC ;;
+        *"out of range"*) KW=ERANGE ;; *) KW="other: $err" ;;
+        esac
+    fi
+    echo "  -> $KW"
+}
+# The kernel's order for a batch: SMT secondaries first (ascending), then primaries
+# going down; primaries first coming up.
+kernel_order() { # ACTION "CPUS"
+    local s p c sec; sec=" $(smt_secondaries) "; s=""; p=""
+    for c in $(union "$2"); do contains "$sec" $c && s="$s $c" || p="$p $c"; done
+    if [ "$1" = offline ]; then echo $s $p; else echo $p $s; fi
+}
+# kprobe hit counters (tracefs): kprobes_setup FUNC... ; kprobe_hits FUNC
+TRACEFS=/sys/kernel/tracing
+kprobes_setup() {
+    local f
+    [ -e $TRACEFS/kprobe_events ] || mount -t tracefs tracefs $TRACEFS 2>/dev/null
+    [ -w $TRACEFS/kprobe_events ] || return 1
+    for f in "$@"; do
+        grep -q "^p:kprobes/cpuhpd_$f " $TRACEFS/kprobe_events 2>/dev/null && continue
+        echo "p:cpuhpd_$f $f" >>$TRACEFS/kprobe_events 2>/dev/null || { note "kprobe on $f refused"; return 1; }
+    done
+    echo 1 >$TRACEFS/events/kprobes/enable
+}
+kprobe_hits() { awk -v e="cpuhpd_$1" '$1 == e { print $2 }' $TRACEFS/kprobe_profile; }

@@ -2,7 +2,8 @@
 # masks: every MASK form of docs/interface.md, each taken offline and back online
 # through cpuctl: a list, a range, the group form, a hex cpumap, the selectors
 # package:N, node:N, core:N, smt, and a union of several arguments. Expected sets come
-# from the guest's own sysfs, read before any change.
+# from the guest's own sysfs, read before any change; the strategy of each request
+# from the daemon's Capabilities (expected_strategy in lib.sh).
 . /cpuhpd-tests/lib.sh
 need_binaries
 assert_all_online "start"
@@ -16,14 +17,19 @@ MAX=$(last $(present))
 # round-trip MASK EXPECTED DESCRIPTION [ARGS...]: offline then online, checking both
 round_trip() {
     local desc="$1" want="$(echo "$2" | norm)"; shift 2
+    local strat
     echo "-- $desc: cpuctl offline $* (expect {$(compress $want)})"
+    strat=$(expected_strategy offline "$want")
     cc --json offline "$@"
     assert_rc 0 "$desc offline"
+    assert_strategy "$strat" "$desc offline"
     assert_json_changed "$want" "$desc offline"
     assert_eq "$J_ACTION" offline "$desc: action"
     assert_offline_exactly "$want" "$desc offline"
+    strat=$(expected_strategy online "$want")
     cc --json online "$@"
     assert_rc 0 "$desc online"
+    assert_strategy "$strat" "$desc online"
     assert_json_changed "$want" "$desc online"
     assert_all_online "$desc online"
 }
