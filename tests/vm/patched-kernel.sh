@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prints the path of the companion-patched test kernel (kernel/build.sh), building it
+# first if it is not in the cache yet (~5 min on 2 cores; cached by the hash of the
+# patches, fragments and build.sh in ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/).
+#
+#   tests/vm/patched-kernel.sh [--lockdep]
+#
+# The path is the last (only) line on stdout; the build's progress goes to stderr.
+# CPUHPD_BULK_KERNEL / CPUHPD_BULK_KERNEL_LOCKDEP name an image to use instead (no
+# build), e.g. a kernel built by hand from the same series.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+args=()
+override="${CPUHPD_BULK_KERNEL:-}"
+for a in "$@"; do
+    case "$a" in
+    --lockdep) args+=(--lockdep); override="${CPUHPD_BULK_KERNEL_LOCKDEP:-}" ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "patched-kernel: unknown argument $a" >&2; exit 2 ;;
+    esac
+done
+if [ -n "$override" ]; then
+    [ -r "$override" ] || { echo "patched-kernel: $override not readable" >&2; exit 1; }
+    echo "$override"
+    exit 0
+fi
+build="$repo/kernel/build.sh"
+[ -x "$build" ] || { echo "patched-kernel: $build missing" >&2; exit 1; }
+start=$(date +%s)
+# build.sh prints the image path as its last stdout line; its other output is stderr.
+out="$("$build" "${args[@]}")" || { echo "patched-kernel: kernel/build.sh ${args[*]} failed" >&2; exit 1; }
+image="$(printf '%s\n' "$out" | tail -n1)"
+[ -r "$image" ] || { echo "patched-kernel: kernel/build.sh printed '$image', not a readable file" >&2; exit 1; }
+echo "patched-kernel: $image ($(( $(date +%s) - start )) s)" >&2
+echo "$image"

@@ -1,0 +1,100 @@
+#!/bin/sh
+# lockdep-stress: for STRESS_SECS (default 75) s, concurrently: batches through cpuctl
+# (bulk strategy where offered), direct batch writes to cpu/offline and cpu/online,
+# per-CPU `echo 0|1 > cpuN/online` writes and smt/control off/on toggles - background
+# loops with a common deadline; refusals from the conflicts (EBUSY, EINVAL, EPERM,
+# cpuctl exit 1/64) are expected and only counted. Then: dmesg holds no WARNING:,
+# BUG:, lockdep report (circular locking, inconsistent lock state, recursive locking,
+# suspicious RCU usage, "turning off the locking correctness validator"), no
+# "sleeping function called from invalid context" and no Call Trace; lockdep is still
+# on (debug_locks 1 in /proc/lockdep_stats); every CPU comes back online.
+# Meant for the lockdep kernel (kernel/build.sh --lockdep); runs on any bulk kernel.
+. /cpuhpd-tests/lib.sh
+need_bulk_kernel
+assert_all_online "start"
+SECS=${STRESS_SECS:-75}
+H=""; for c in $PRESENT; do has_online_file $c && H="$H $c"; done; H=$(echo $H)
+NH=$(count $H)
+[ $NH -ge 4 ] || skip "needs 4 hotpluggable CPUs"
+PAT='WARNING:|BUG:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|turning off the locking correctness validator|Call Trace|INFO: task .* blocked'
+lockdep_on=0
+if [ -r /proc/lockdep_stats ]; then
+    lockdep_on=1
+    note "lockdep: $(grep -E 'debug_locks' /proc/lockdep_stats | tr -s ' ')"
+else
+    note "no /proc/lockdep_stats: this kernel has no lockdep; only WARNING/BUG/Call Trace are checked"
+fi
+pre=$(dmesg | grep -cE "$PAT")
+[ "$pre" = 0 ] || { dmesg | grep -E -A3 "$PAT" | head -n 40 | sed 's/^/  dmesg: /'; fail "dmesg had $pre splat lines BEFORE the stress (boot)"; }
+PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
+S=$(smt_secondaries)
+END=$(( $(date +%s) + SECS ))
+note "stress for $SECS s: hotpluggable {$(compress $H)}, package $PK {$P1}, secondaries {$(compress $S)}"
+
+rnd_cpu() { nth $(( RANDOM % NH )) $H; }
+# a random batch: a package, the secondaries, a random range, a random pair
+rnd_mask() {
+    local a b
+    case $(( RANDOM % 4 )) in
+    0) echo "$P1" ;;
+    1) [ -n "$S" ] && compress $S || echo "$P1" ;;
+    2) a=$(rnd_cpu); b=$(rnd_cpu); [ $a -gt $b ] && { local t=$a; a=$b; b=$t; }; echo "$a-$b" ;;
+    *) echo "$(rnd_cpu),$(rnd_cpu)" ;;
+    esac
+}
+worker() { # NAME: loops until the deadline, counts ok/refused per worker
+    local name=$1 ok=0 err=0 m v
+    while [ $(date +%s) -lt $END ]; do
+        case $name in
+        cpuctl)
+            m=$(rnd_mask)
+            if [ $(( RANDOM % 2 )) = 0 ]; then v=offline; else v=online; fi
+            cpuctl --timeout 120 $v "$m" >/dev/null 2>&1 && ok=$((ok + 1)) || err=$((err + 1)) ;;
+        direct)
+            m=$(rnd_mask)
+            if [ $(( RANDOM % 2 )) = 0 ]; then v=offline; else v=online; fi
+            (echo "$m" >$SYS/$v) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
+        percpu)
+            m=$(rnd_cpu); v=$(( RANDOM % 2 ))
+            (echo $v >$SYS/cpu$m/online) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
+        smt)
+            if [ -w $SYS/smt/control ] && [ -n "$S" ]; then
+                (echo off >$SYS/smt/control) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1))
+                sleep 1
+                (echo on >$SYS/smt/control) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1))
+                sleep 1
+            else
+                sleep 1
+            fi ;;
+        esac
+    done
+    echo "$name: $ok ok, $err refused/failed" >/tmp/stress.$name
+}
+pids=""
+workers="direct percpu smt"
+have_binaries && daemon_alive && workers="cpuctl $workers"
+for w in $workers; do worker $w & pids="$pids $!"; done
+note "workers: $workers (pids$pids)"
+for p in $pids; do wait $p; done
+for w in $workers; do note "$(cat /tmp/stress.$w 2>/dev/null || echo "$w: no report")"; done
+note "online after the stress: $(rd $SYS/online), smt/control $(smt_control)"
+
+# every CPU back online: smt on, one batch, then per CPU what is left
+[ "$(smt_control)" = off ] && echo on >$SYS/smt/control
+kwrite $SYS/online "$(compress $H)"
+restore_all_online
+assert_all_online "every CPU back online after the stress"
+have_binaries && { daemon_alive && note "cpuhpd still running" || note "cpuhpd is NOT running any more (see its log)"; }
+
+n=$(dmesg | grep -cE "$PAT")
+dmesg | grep -E 'cpu_(down|up)_mask' | tail -n 5 | sed 's/^/  dmesg: /'
+if [ "$n" != 0 ]; then
+    dmesg | grep -E -A12 "$PAT" | head -n 80 | sed 's/^/  dmesg: /'
+    fail "$n splat line(s) in dmesg after the stress: $(dmesg | grep -m1 -E "$PAT")"
+fi
+echo "  ok: no WARNING/BUG/lockdep report in dmesg"
+if [ $lockdep_on = 1 ]; then
+    dl=$(awk '/debug_locks/ { print $2 }' /proc/lockdep_stats)
+    assert_eq "$dl" 1 "lockdep still enabled (debug_locks)"
+fi
+exit 0
