@@ -69,7 +69,7 @@ STATES=$SYS/hotplug/states
 st=$(sed -n 's/^ *\([0-9]*\): sched:active$/\1/p' $STATES 2>/dev/null | head -n1)
 [ -n "$st" ] || fail "no sched:active in $STATES"
 ORD=$(kernel_order offline "$B")
-n=$(count $ORD); k=$((n / 2))
+n=$(count $ORD); k=$((n / 2 + 1)); [ $k -ge $n ] && k=$((n - 1))
 V=$(nth $k $ORD)
 BEFORE=""; i=0; for c in $ORD; do [ $i -lt $k ] && BEFORE="$BEFORE $c"; i=$((i + 1)); done
 note "offline order {$ORD}: cpu$V fails (sched:active=$st); before it {$BEFORE}"

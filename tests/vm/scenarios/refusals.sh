@@ -36,7 +36,15 @@ fi
 daemon_restart_with "protected_cpus: \"0,$b\""
 refused "offline protected cpu$b" offline $b
 refused "offline protected cpu$b among others" offline "$a-$z"
-refused "offline core of protected cpu$b" offline "core:$b" $z
+# A selector leaves the protected CPU out instead (docs/interface.md, since be7190c):
+# core:$b is the rest of cpu$b's core; cpu$b stays online.
+want=$(minus "$(union "$(siblings_of $b) $z")" "$b")
+cc --json offline "core:$b" $z
+assert_rc 0 "offline core:$b $z (selector leaves protected cpu$b out)"
+assert_offline_exactly "$want" "offline core:$b $z"
+cc --json online "$(compress $want)"
+assert_rc 0 "online $(compress $want)"
+assert_all_online "after core:$b"
 daemon_restart_default
 
 # not present: beyond the possible CPUs, and possible-but-not-present if any
