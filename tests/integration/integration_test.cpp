@@ -490,7 +490,8 @@ TEST_F(InjectedFailureTest, AtomicFailureRollsBackAndLeavesNothingChanged) {
     auto order = res.order();
     std::vector<unsigned> ord(order.begin(), order.end());
     for (unsigned c : {4u, 6u}) {
-        const std::string& result = res.result_for(c)->result;
+        const std::string result =
+            res.result_for(c)->result;  // a copy: result_for returns a temporary
         if (position(ord, c) < position(ord, 5)) {
             EXPECT_EQ(result, "rolled-back") << "cpu " << c << " was written before 5\n"
                                              << res.describe();
