@@ -119,7 +119,8 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     else
         plan.strategy = StrategyKind::PerCpu;
 
-    // Siblings go down before their primaries; primaries come up first.
+    // Siblings go down before their primaries; primaries come up first. Per-CPU offlines
+    // go from the highest CPU down.
     plan.order = plan.to_change.members();
     auto rank = [&](unsigned cpu) {
         const bool primary = is_primary_thread(cpu, machine);
@@ -128,7 +129,9 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     std::stable_sort(plan.order.begin(), plan.order.end(), [&](unsigned a, unsigned b) {
         if (rank(a) != rank(b))
             return rank(a) < rank(b);
-        return action == Action::Offline ? a > b : a < b;
+        // The companion patch walks each class in ascending order; report what it does.
+        const bool descending = action == Action::Offline && plan.strategy != StrategyKind::Bulk;
+        return descending ? a > b : a < b;
     });
 
     switch (settings.expedite) {

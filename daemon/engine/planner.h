@@ -34,8 +34,9 @@ struct Plan {
 };
 
 // `forced` is the strategy every request of the batch asked for, or Auto.
-// Offline order: SMT secondaries first, then primaries, each descending; online order:
-// primaries first, then secondaries, each ascending.
+// Offline order: SMT secondaries first, then primaries, each descending (ascending with
+// the bulk strategy, as the kernel's cpu_down_mask() goes); online order: primaries
+// first, then secondaries, each ascending.
 Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
                const MachineState& machine, const EngineSettings& settings);
 

@@ -160,7 +160,10 @@ std::string errno_name(int err) {
             return name;
         }
     }
-    return "E" + std::to_string(err);
+    // Appended, not "E" + to_string(): GCC 12 -O2 flags the latter with a false -Wrestrict.
+    std::string name = "E";
+    name += std::to_string(err);
+    return name;
 }
 
 std::string errno_text(int err) {

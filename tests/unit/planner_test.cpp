@@ -176,3 +176,19 @@ TEST(NarrowToEligible, OnlineRequestsAreLeftAlone) {
 
 }  // namespace
 }  // namespace cpuhpd::test
+
+namespace cpuhpd::test {
+namespace {
+
+TEST(Planner, BulkOfflineOrderIsTheKernels) {
+    FakeTopology topo;
+    topo.bulk = true;
+    FakeMachine m(topo);
+    const Plan plan =
+        make_plan(Action::Offline, set({3, 4, 11, 12}), StrategyKind::Auto, m.state(), m.settings);
+    EXPECT_EQ(plan.strategy, StrategyKind::Bulk);
+    EXPECT_EQ(plan.order, (std::vector<unsigned>{11, 12, 3, 4}));
+}
+
+}  // namespace
+}  // namespace cpuhpd::test
