@@ -125,6 +125,7 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     StrategyOutcome outcome;
     std::map<unsigned, int> rollback_errors;
     CpuSet rolled_back;
+    CpuSet retried;  // CPUs a stopped one-shot write left behind, then written one by one
     bool expedited = false;
     if (!plan.to_change.empty()) {
         journal_.begin(batch_id, plan);
@@ -151,8 +152,10 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                 plain.progress = progress;
                 auto retry =
                     make_strategy(StrategyKind::PerCpu, paths_, writer_)->run(action, rest, plain);
-                for (auto [cpu, err] : retry.attempted)
+                for (auto [cpu, err] : retry.attempted) {
                     outcome.attempted[cpu] = err;
+                    retried.add(cpu);
+                }
                 after = read_state_();
             }
         }
@@ -225,7 +228,14 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                          "left " + to_string(action) + ": rollback failed: " +
                              errno_name(rb->second) + " (" + errno_text(rb->second) + ")"};
                 } else if (in_target(action, cpu, final_state)) {
-                    c = {cpu, CpuOutcome::Changed, 0, to_string(action)};
+                    // A transient failure that the per-CPU retry got past is still worth
+                    // telling: the caller asked for one batch and got two writes.
+                    std::string message = to_string(action);
+                    if (retried.contains(cpu))
+                        message += " on a per-CPU retry after the " + to_string(plan.strategy) +
+                                   " write failed: " + errno_name(outcome.batch_error) + " (" +
+                                   errno_text(outcome.batch_error) + ")";
+                    c = {cpu, CpuOutcome::Changed, 0, std::move(message)};
                 } else if (err != 0) {
                     c = {cpu, CpuOutcome::Failed, err, errno_text(err)};
                 } else if (outcome.batch_error != 0) {

@@ -187,6 +187,25 @@ TEST(BatchRunner, BulkFailureInBestEffortModeFinishesCpuByCpu) {
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7) | set({12}));
 }
 
+// The kernel's failure is one-shot (like cpuN/hotplug/fail): the retry gets past it, and
+// the CPUs the retry changed say so, with the errno of the bulk write.
+TEST(BatchRunner, BulkFailureThatTheRetryGetsPastIsStillReported) {
+    FakeMachine m(bulk_topology());
+    m.writer.fail_cpu(12, EAGAIN, 1);
+    auto r = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(8, 15), Mode::BestEffort)})
+                 .results[0];
+    EXPECT_EQ(r.outcome, Outcome::Ok);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7));
+    for (const auto& c : r.cpus) {
+        EXPECT_EQ(c.outcome, CpuOutcome::Changed) << c.cpu;
+        const bool retried = c.cpu >= 12;  // the kernel stopped at 12: 8-11 were done
+        EXPECT_EQ(c.message.find("per-CPU retry after the bulk write failed: EAGAIN") !=
+                      std::string::npos,
+                  retried)
+            << c.cpu << ": " << c.message;
+    }
+}
+
 TEST(BatchRunner, DryRunTouchesNothing) {
     FakeMachine m;
     Request req = m.request(Action::Offline, set({4, 12}));

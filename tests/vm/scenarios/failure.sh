@@ -90,11 +90,17 @@ cc --json offline --best-effort "$M"
 if [ "$J_STRATEGY" = bulk ]; then
     # After a one-shot write stopped part-way, best-effort goes on CPU by CPU with the
     # CPUs not done - the victim included (daemon/engine/batch_runner.cpp). The
-    # injected failure is one-shot, so that retry succeeds: every CPU changed, exit 0.
+    # injected failure is one-shot, so that retry succeeds: every CPU changed, exit 0,
+    # and the victim's message tells of the bulk write's EAGAIN.
     note "bulk: the victim cpu$V is retried on its own after the bulk write's EAGAIN"
     assert_rc 0 "best-effort offline (bulk) with cpu$V failing once"
     assert_eq "$J_OUTCOME" ok "best-effort (bulk): outcome"
     assert_eq "$(json_cpus_with changed)" "$MS_SET" "best-effort (bulk): cpus changed"
+    msg=$(jq -r ".cpus[] | select(.cpu == $V) | .message" $OUT)
+    case "$msg" in
+    *"per-CPU retry after the bulk write failed: EAGAIN"*) echo "  ok: cpu$V: '$msg'" ;;
+    *) fail "best-effort (bulk): cpu$V message '$msg' does not tell of the bulk write's EAGAIN" ;;
+    esac
     assert_offline_exactly "$MS_SET" "best-effort (bulk): every CPU offline"
     clear_fail
     cc --json online "$M"
