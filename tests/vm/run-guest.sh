@@ -7,6 +7,8 @@
 #                         [--show] [--debug] [--allow-missing] [--append ARGS]
 #                         [--cpu MODEL]   (default max,vendor=GenuineIntel,-monitor)
 #                         [--scenario-timeout SEC]  (per scenario in the guest; default 300)
+#                         [--qemu-arg ARG]...  (appended to QEMU's command line, e.g. -s for
+#                                               a gdb stub to inspect a hung guest)
 #
 # Topologies: smt16 = 16 vCPUs, 2 sockets x 4 cores x 2 threads (smt/control on);
 #             numa8 = 8 vCPUs, 2 sockets x 4 cores, no SMT, NUMA nodes 0-3 / 4-7.
@@ -32,13 +34,14 @@ show=0
 debug=0
 allow_missing=0
 append_extra=""
+qemu_extra=()
 # -monitor: without MWAIT an offline x86 CPU parks in HLT (hlt_play_dead). With it,
 # mwait_play_dead runs, and TCG implements MWAIT as a pause, so every offline vCPU
 # spins on a host core and the whole guest slows down as CPUs go offline (jq took
 # 0.5 s with all CPUs online and 4.7 s with the 8 SMT siblings offline).
 cpu_model="${CPUHPD_VM_CPU:-max,vendor=GenuineIntel,-monitor}"
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --topology) topology="$2"; shift 2 ;;
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
     --allow-missing) allow_missing=1; shift ;;
     --append) append_extra="$append_extra $2"; shift 2 ;;
     --cpu) cpu_model="$2"; shift 2 ;;
+    --qemu-arg) qemu_extra+=("$2"); shift 2 ;;
     --scenario-timeout) append_extra="$append_extra cpuhpd.scenario_timeout=$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run-guest: unknown argument $1" >&2; usage ;;
@@ -91,7 +95,8 @@ append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
 [ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 
 cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu_model" -m 2G
-     "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append")
+     "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append"
+     "${qemu_extra[@]}")
 log "kernel $kernel"
 log "console log $console"
 log "${cmd[*]}"
