@@ -59,6 +59,19 @@ private:
     bool gated_ = false;
 };
 
+// An executor over a runner whose first write waits at a GateWriter.
+struct GatedExecutor {
+    explicit GatedExecutor(FakeMachine& m)
+        : gate(m.writer),
+          runner(
+              m.paths, gate, m.journal, [&m] { return m.state(); }, m.settings),
+          ex(
+              runner, [&m] { return m.state(); }, m.settings) {}
+    GateWriter gate;
+    BatchRunner runner;
+    Executor ex;
+};
+
 TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     EngineSettings s;
     s.coalesce = 300ms;
@@ -90,12 +103,9 @@ TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
     EngineSettings s;
     s.coalesce = 0ms;
     FakeMachine m({}, s);
-    GateWriter gate(m.writer);
-    BatchRunner runner(
-        m.paths, gate, m.journal, [&] { return m.state(); }, s);
+    GatedExecutor g(m);
+    auto& [gate, runner, ex] = g;
     Results results;
-    Executor ex(
-        runner, [&] { return m.state(); }, s);
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();  // the first batch is writing now
     EXPECT_TRUE(ex.busy());
@@ -150,12 +160,9 @@ TEST(Executor, SaysBusyWhenTheQueueIsFull) {
     s.coalesce = 0ms;
     s.max_queued_requests = 1;
     FakeMachine m({}, s);
-    GateWriter gate(m.writer);
-    BatchRunner runner(
-        m.paths, gate, m.journal, [&] { return m.state(); }, s);
+    GatedExecutor g(m);
+    auto& [gate, runner, ex] = g;
     Results results;
-    Executor ex(
-        runner, [&] { return m.state(); }, s);
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();
     ex.submit(m.request(Action::Offline, set({5})), results.slot());  // queued

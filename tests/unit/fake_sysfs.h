@@ -12,6 +12,10 @@
 
 namespace cpuhpd::test {
 
+inline CpuSet of(std::vector<unsigned> cpus) {
+    return CpuSet::from(cpus);
+}
+
 struct FakeTopology {
     unsigned packages = 2;
     unsigned cores_per_package = 4;

@@ -14,10 +14,7 @@ namespace {
 
 using test::FakeSysfs;
 using test::FakeTopology;
-
-CpuSet of(std::vector<unsigned> cpus) {
-    return CpuSet::from(cpus);
-}
+using test::of;
 
 MachineState read(const FakeSysfs& fs) {
     TopologyMemory memory("");

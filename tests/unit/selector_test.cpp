@@ -14,10 +14,7 @@ namespace {
 
 using test::FakeSysfs;
 using test::FakeTopology;
-
-CpuSet of(std::vector<unsigned> cpus) {
-    return CpuSet::from(cpus);
-}
+using test::of;
 
 // 2 packages x 4 cores x 2 threads on 2 NUMA nodes: package p holds cores 4p..4p+3,
 // core i has threads i and i + 8.

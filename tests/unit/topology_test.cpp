@@ -16,10 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::FakeSysfs;
 using test::FakeTopology;
-
-CpuSet of(std::vector<unsigned> cpus) {
-    return CpuSet::from(cpus);
-}
+using test::of;
 
 class TempDir {
 public:
