@@ -8,8 +8,8 @@
 #   --print-path  print the path the bzImage has (or will have) and exit:
 #                 status 0 if it is built, 1 if not. Builds nothing.
 #
-# The result is ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/bzImage-<hash>,
-# hash = sha256 of the patches, the fragments used and this script. An
+# The result is ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/bzImage-<hash> (with
+# config-<hash> and System.map-<hash> beside it), hash = sha256 of the patches, the fragments used and this script. An
 # existing result is reused at once. The bzImage path is always the last
 # line on stdout; everything else goes to stderr or to the build log.
 #
@@ -152,6 +152,8 @@ log "make -j$jobs bzImage"
 mk -j"$jobs" bzImage || { tail -40 "$buildlog" >&2; die "kernel build failed (see $buildlog)"; }
 
 cp "$obj/.config" "$cache/config-$hash"
+# For tests/vm/hang-dump.sh: names the functions stuck vCPUs are in.
+cp "$obj/System.map" "$cache/System.map-$hash"
 cp "$obj/arch/x86/boot/bzImage" "$image.tmp"
 mv "$image.tmp" "$image"
 log "built in $(( $(date +%s) - start )) s"

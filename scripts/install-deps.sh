@@ -7,7 +7,7 @@ pkgs=(
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   dbus systemd
-  qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq
+  qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat
   linux-source-6.1 bc flex bison libelf-dev libssl-dev python3
 )
 missing=()

@@ -94,12 +94,47 @@ append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
 [ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
 [ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 
+# The monitor on a socket of its own (the console stays on stdio) for hang-dump.sh.
+monitor="$outdir/monitor.sock"
+rm -f "$monitor"
 cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu_model" -m 2G
      "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append"
-     "${qemu_extra[@]}")
+     -monitor "unix:$monitor,server=on,wait=off" "${qemu_extra[@]}")
 log "kernel $kernel"
 log "console log $console"
 log "${cmd[*]}"
+
+# A stall, a lockup or a guest about to be killed for its time: record where every vCPU
+# is, twice, 15 s apart (are they moving?), in $outdir/hang.txt. The System.map is the
+# one kernel/build.sh keeps beside a patched kernel's bzImage; the stock kernel has none
+# (addresses only).
+hang_report="$outdir/hang.txt"
+rm -f "$hang_report"
+system_map="$(dirname "$kernel")/System.map-${kernel##*/bzImage-}"
+[ -r "$system_map" ] || system_map=""
+watch_for_hang() {
+    local deadline=$(( $(date +%s) + timeout_s - 40 )) why=""
+    while sleep 5; do
+        if grep -aqE 'detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than' \
+            "$console" 2>/dev/null; then
+            why="the console reports a stall or lockup"
+        elif [ "$(date +%s)" -ge "$deadline" ]; then
+            why="the guest is about to be killed for its time"
+        else
+            continue
+        fi
+        {
+            echo "== $why; vCPUs at $(date +%T):"
+            "$here/hang-dump.sh" "$monitor" "$system_map" 2>&1 || true
+            sleep 15
+            echo "== vCPUs at $(date +%T):"
+            "$here/hang-dump.sh" "$monitor" "$system_map" 2>&1 || true
+        } >"$hang_report"
+        return 0
+    done
+}
+watch_for_hang &
+watcher=$!
 
 start=$(date +%s)
 set +e
@@ -112,6 +147,8 @@ else
     qrc=$?
 fi
 set -e
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
 elapsed=$(( $(date +%s) - start ))
 
 # The serial console has CRLF line ends.
@@ -147,6 +184,10 @@ else
 fi
 [ "$nfail_lines" = 0 ] || status=1
 
+if [ -s "$hang_report" ]; then
+    echo "---- $topology: where the vCPUs were ($hang_report)"
+    cat "$hang_report"
+fi
 if [ "$status" != 0 ]; then
     echo "---- tail of $console"
     tail -n 60 "$clean"
