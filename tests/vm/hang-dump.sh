@@ -33,6 +33,8 @@ BEGIN {
         while ((getline line < map) > 0) {
             split(line, f, " ")
             if (f[2] !~ /^[tTwW]$/ || substr(f[1], 1, 8) != "ffffffff") continue
+            # section markers share their address with the first function
+            if (f[3] ~ /^__.*_(start|end)$/ || f[3] ~ /^_[se]text$/) continue
             addr[n] = hex32(substr(f[1], 9)); name[n] = f[3]; n++
         }
 }

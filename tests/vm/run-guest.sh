@@ -94,9 +94,11 @@ append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
 [ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
 [ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 
-# The monitor on a socket of its own (the console stays on stdio) for hang-dump.sh.
-monitor="$outdir/monitor.sock"
-rm -f "$monitor"
+# The monitor on a socket of its own (the console stays on stdio) for hang-dump.sh, in a
+# short temporary directory: a unix socket path has at most 107 bytes.
+sockdir="$(mktemp -d /tmp/cpuhpd-qemu.XXXXXX)"
+trap 'rm -rf "$sockdir"' EXIT
+monitor="$sockdir/monitor.sock"
 cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu_model" -m 2G
      "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append"
      -monitor "unix:$monitor,server=on,wait=off" "${qemu_extra[@]}")
