@@ -25,8 +25,7 @@ std::string format_error(const std::filesystem::path& file, int line, const std:
                          const std::string& reason) {
     std::string text = file.string();
     if (line > 0) {
-        text += ':';  // not ":" + to_string(): a false -Wrestrict in GCC 12 at -O2
-        text += std::to_string(line);
+        text += ":" + std::to_string(line);
     }
     text += ": ";
     if (!key.empty()) {

@@ -160,10 +160,7 @@ std::string errno_name(int err) {
             return name;
         }
     }
-    // Appended, not "E" + to_string(): GCC 12 -O2 flags the latter with a false -Wrestrict.
-    std::string name = "E";
-    name += std::to_string(err);
-    return name;
+    return "E" + std::to_string(err);
 }
 
 std::string errno_text(int err) {

@@ -174,12 +174,6 @@ TEST(NarrowToEligible, OnlineRequestsAreLeftAlone) {
     EXPECT_EQ(r.cpus, CpuSet::range(0, 15));
 }
 
-}  // namespace
-}  // namespace cpuhpd::test
-
-namespace cpuhpd::test {
-namespace {
-
 TEST(Planner, BulkOfflineOrderIsTheKernels) {
     FakeTopology topo;
     topo.bulk = true;
