@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the path of the companion-patched test kernel (kernel/build.sh), building it
-# first if it is not in the cache yet (~5 min on 2 cores; cached by the hash of the
+# first if it is not in the cache yet (11-13 min on 2 cores; cached by the hash of the
 # patches, fragments and build.sh in ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/).
 #
 #   tests/vm/patched-kernel.sh [--lockdep]

@@ -43,6 +43,18 @@ part_cleanup() {
 }
 cpuset_fail() { part_cleanup; fail "$@"; }
 
+# write_and_read offline|online: writes the package to cpu/offline or cpu/online and
+# reads, at once, the partition state (part), its effective CPUs (eff), the root's
+# (reff), the task's affinity (aff) and the sched domains (D_NOW).
+write_and_read() {
+    kwrite $SYS/$1 "$BL"
+    part=$(rd $CG/p/cpuset.cpus.partition); eff=$(rd $CG/p/cpuset.cpus.effective)
+    reff=$(rd $CG/cpuset.cpus.effective)
+    [ -n "$TASK" ] && aff=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$TASK/status)
+    D_NOW=""; [ $have_sd = 1 ] && D_NOW=$(all_domains)
+    [ "$KW" = ok ] || cpuset_fail "$label: write $BL > $1: $KW"
+}
+
 run_case() { # populated(1|0)
     local pop=$1 label part eff aff d c
     label=$([ $pop = 1 ] && echo "with a task" || echo "empty")
@@ -70,12 +82,8 @@ run_case() { # populated(1|0)
     fi
 
     # --- offline: read everything at once
-    kwrite $SYS/offline "$BL"
-    part=$(rd $CG/p/cpuset.cpus.partition); eff=$(rd $CG/p/cpuset.cpus.effective)
-    reff=$(rd $CG/cpuset.cpus.effective)
-    [ -n "$TASK" ] && aff=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$TASK/status)
-    [ $have_sd = 1 ] && D_OFF=$(all_domains)
-    [ "$KW" = ok ] || cpuset_fail "$label: write $BL > offline: $KW"
+    write_and_read offline
+    D_OFF=$D_NOW
     note "right after offline: partition='$part' effective='$eff' root effective='$reff' task affinity='$aff'"
     assert_offline_exactly "$B" "$label: batch offline"
     assert_eq "$reff" "$(compress $REST)" "$label: root cpuset.cpus.effective after offline"
@@ -102,12 +110,8 @@ run_case() { # populated(1|0)
     fi
 
     # --- online
-    kwrite $SYS/online "$BL"
-    part=$(rd $CG/p/cpuset.cpus.partition); eff=$(rd $CG/p/cpuset.cpus.effective)
-    reff=$(rd $CG/cpuset.cpus.effective)
-    [ -n "$TASK" ] && aff=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$TASK/status)
-    [ $have_sd = 1 ] && D_ON=$(all_domains)
-    [ "$KW" = ok ] || cpuset_fail "$label: write $BL > online: $KW"
+    write_and_read online
+    D_ON=$D_NOW
     note "right after online: partition='$part' effective='$eff' root effective='$reff' task affinity='$aff'"
     assert_all_online "$label: batch online"
     assert_eq "$part" root "$label: partition after online"

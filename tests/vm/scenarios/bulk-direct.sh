@@ -66,7 +66,7 @@ assert_all_online "overlap undone"
 
 # 4. mid-batch failure, offline: the victim is in the middle of the kernel's order
 STATES=$SYS/hotplug/states
-st=$(sed -n 's/^ *\([0-9]*\): sched:active$/\1/p' $STATES 2>/dev/null | head -n1)
+st=$(hotplug_state_num sched:active)
 [ -n "$st" ] || fail "no sched:active in $STATES"
 ORD=$(kernel_order offline "$B")
 n=$(count $ORD); k=$((n / 2 + 1)); [ $k -ge $n ] && k=$((n - 1))

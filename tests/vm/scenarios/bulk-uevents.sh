@@ -63,7 +63,7 @@ assert_eq "$UE_RC" EBUSY "every CPU refused"
 assert_all_online "after the refusal"
 
 # 4. a mid-batch failure: uevents for the CPUs done before it only
-st=$(sed -n 's/^ *\([0-9]*\): sched:active$/\1/p' $SYS/hotplug/states 2>/dev/null | head -n1)
+st=$(hotplug_state_num sched:active)
 if [ -n "$st" ] && [ -e $SYS/cpu$y/hotplug/fail ]; then
     ORD=$(kernel_order offline "$B"); n=$(count $ORD); k=$((n / 2)); V=$(nth $k $ORD)
     BEFORE=""; i=0; for c in $ORD; do [ $i -lt $k ] && BEFORE="$BEFORE $c"; i=$((i + 1)); done

@@ -13,7 +13,6 @@ STATES=$SYS/hotplug/states
 [ -r $STATES ] || skip "no $STATES"
 [ -e $SYS/cpu$(last $H)/hotplug/fail ] || skip "no cpuN/hotplug/fail in this kernel"
 
-state_num() { sed -n "s/^ *\([0-9]*\): $1\$/\1/p" $STATES | head -n1; }
 inject() { # cpu state
     echo "+ echo $2 > $SYS/cpu$1/hotplug/fail"
     echo $2 >$SYS/cpu$1/hotplug/fail || fail "cannot write $2 to cpu$1/hotplug/fail"
@@ -24,7 +23,7 @@ clear_fail() { local c; for c in $H; do echo -1 >$SYS/cpu$c/hotplug/fail 2>/dev/
 V=$(last $H)
 FAIL_STATE=""
 for name in sched:active perf:online workqueue:online; do
-    num=$(state_num $name)
+    num=$(hotplug_state_num $name)
     [ -n "$num" ] || { note "state $name not in $STATES"; continue; }
     echo $num >$SYS/cpu$V/hotplug/fail 2>/dev/null || { note "kernel refuses fail=$num ($name)"; continue; }
     if echo 0 >$SYS/cpu$V/online 2>/tmp/raw.err; then

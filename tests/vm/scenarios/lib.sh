@@ -306,6 +306,9 @@ kwrite() {
     fi
     echo "  -> $KW"
 }
+# hotplug_state_num NAME: the number of hotplug state NAME (e.g. sched:active) in
+# cpu/hotplug/states, for cpuN/hotplug/fail; empty if the kernel has no such state.
+hotplug_state_num() { sed -n "s/^ *\([0-9]*\): $1\$/\1/p" $SYS/hotplug/states 2>/dev/null | head -n1; }
 # The kernel's order for a batch: SMT secondaries first (ascending), then primaries
 # going down; primaries first coming up.
 kernel_order() { # ACTION "CPUS"
