@@ -1,48 +1,64 @@
 #!/usr/bin/env bash
-# Builds the cpuhpd test kernel: Debian's linux-source-6.1 with the patch
-# series in kernel/patches/, configured from `make tinyconfig` plus the
-# fragment(s) in kernel/config/.
+# Builds a cpuhpd test kernel: Debian's linux-source-<base> with the patch series in
+# kernel/patches/<base>/, configured from `make tinyconfig` plus the fragment(s) in
+# kernel/config/.
 #
-# Usage: kernel/build.sh [--lockdep] [--print-path]
+# Usage: kernel/build.sh [--base 6.1|6.12] [--lockdep] [--print-path]
+#   --base B      which kernel: 6.1 (default) or 6.12, each with its own series
 #   --lockdep     also merge config/cpuhpd-lockdep.fragment (PROVE_LOCKING...)
 #   --print-path  print the path the bzImage has (or will have) and exit:
 #                 status 0 if it is built, 1 if not. Builds nothing.
 #
 # The result is ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/bzImage-<hash> (with
-# config-<hash> and System.map-<hash> beside it), hash = sha256 of the patches, the fragments used and this script. An
-# existing result is reused at once. The bzImage path is always the last
-# line on stdout; everything else goes to stderr or to the build log.
+# config-<hash> and System.map-<hash> beside it), hash = sha256 of the base, the
+# patches, the fragments used and this script. An existing result is reused at once.
+# The bzImage path is always the last line on stdout; everything else goes to stderr
+# or to the build log.
 #
 # Environment: CPUHPD_CACHE (cache root), CPUHPD_KERNEL_JOBS (default nproc),
 # CPUHPD_KEEP_BUILD=1 (keep the build tree after success).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-base_version=6.1.192-3
-tarball=/usr/src/linux-source-6.1.tar.xz
 cache=${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel
 jobs=${CPUHPD_KERNEL_JOBS:-$(nproc)}
 
+base=6.1
 lockdep=0
 print_path=0
-for arg in "$@"; do
-  case "$arg" in
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --base) base=${2:-}; shift ;;
+    --base=*) base=${1#--base=} ;;
     --lockdep) lockdep=1 ;;
     --print-path) print_path=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 
 log() { echo "kernel/build.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# The Debian source package each series is written against (the exact version the
+# patches apply to; a different installed version only warns).
+case "$base" in
+  6.1) base_version=6.1.192-3 ;;
+  6.12) base_version=6.12.117-1~deb12u1 ;;
+  *) echo "build.sh: --base must be 6.1 or 6.12, not '$base'" >&2; exit 2 ;;
+esac
+tarball=/usr/src/linux-source-$base.tar.xz
+
 patches=()
 while IFS= read -r p; do patches+=("$p"); done \
-  < <(find "$here/patches" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' | LC_ALL=C sort)
-[ ${#patches[@]} -gt 0 ] || die "no patches in $here/patches"
+  < <(find "$here/patches/$base" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' \
+        ! -name '0000-*' | LC_ALL=C sort)
+[ ${#patches[@]} -gt 0 ] || die "no patches in $here/patches/$base"
 
 fragments=("$here/config/cpuhpd-test.fragment")
+# Options that only one base needs or names differently.
+[ -f "$here/config/cpuhpd-test-$base.fragment" ] && fragments+=("$here/config/cpuhpd-test-$base.fragment")
 flavour=test
 if [ "$lockdep" = 1 ]; then
   fragments+=("$here/config/cpuhpd-lockdep.fragment")
@@ -53,7 +69,7 @@ fi
 # switching the flavour changes the hash too.
 hash=$(
   {
-    echo "base $base_version flavour $flavour"
+    echo "base $base $base_version flavour $flavour"
     for f in "${patches[@]}" "${fragments[@]}" "$here/build.sh"; do
       echo "== $(basename "$f")"
       cat "$f"
@@ -84,13 +100,13 @@ if [ -f "$image" ]; then
   exit 0
 fi
 
-[ -r "$tarball" ] || die "$tarball missing: apt-get install linux-source-6.1"
-installed=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
+[ -r "$tarball" ] || die "$tarball missing: apt-get install linux-source-$base"
+installed=$(dpkg-query -W -f='${Version}' linux-source-$base 2>/dev/null || true)
 [ "$installed" = "$base_version" ] ||
-  log "warning: linux-source-6.1 is '$installed', the series is against $base_version"
+  log "warning: linux-source-$base is '$installed', the series is against $base_version"
 
 # Pristine, cached unpack of the source. Never modified after unpacking.
-src="$cache/src-$base_version"
+src="$cache/src-${base_version//\~/-}"
 if [ ! -f "$src/.cpuhpd-unpacked" ]; then
   log "unpacking $tarball into $src"
   rm -rf "$src" "$src.tmp"
@@ -105,7 +121,7 @@ rm -rf "$work"
 mkdir -p "$work"
 buildlog="$cache/build-$hash.log"
 : >"$buildlog"
-log "build $flavour kernel $hash in $work (log: $buildlog)"
+log "build $flavour $base kernel $hash in $work (log: $buildlog)"
 start=$(date +%s)
 
 cp -a "$src/." "$work/src"

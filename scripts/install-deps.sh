@@ -8,7 +8,7 @@ pkgs=(
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   dbus systemd
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat
-  linux-source-6.1 bc flex bison libelf-dev libssl-dev python3
+  linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
 )
 missing=()
 for p in "${pkgs[@]}"; do

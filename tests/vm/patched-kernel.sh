@@ -3,23 +3,33 @@
 # first if it is not in the cache yet (11-13 min on 2 cores; cached by the hash of the
 # patches, fragments and build.sh in ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/).
 #
-#   tests/vm/patched-kernel.sh [--lockdep]
+#   tests/vm/patched-kernel.sh [--base 6.1|6.12] [--lockdep]
 #
 # The path is the last (only) line on stdout; the build's progress goes to stderr.
-# CPUHPD_BULK_KERNEL / CPUHPD_BULK_KERNEL_LOCKDEP name an image to use instead (no
-# build), e.g. a kernel built by hand from the same series.
+# CPUHPD_BULK_KERNEL / CPUHPD_BULK_KERNEL_LOCKDEP (6.1) and CPUHPD_BULK_KERNEL_6_12 /
+# CPUHPD_BULK_KERNEL_6_12_LOCKDEP name an image to use instead (no build), e.g. a
+# kernel built by hand from the same series.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 args=()
-override="${CPUHPD_BULK_KERNEL:-}"
-for a in "$@"; do
-    case "$a" in
-    --lockdep) args+=(--lockdep); override="${CPUHPD_BULK_KERNEL_LOCKDEP:-}" ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "patched-kernel: unknown argument $a" >&2; exit 2 ;;
+base=6.1
+lockdep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --base) base="${2:-}"; shift ;;
+    --lockdep) lockdep=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "patched-kernel: unknown argument $1" >&2; exit 2 ;;
     esac
+    shift
 done
+args+=(--base "$base")
+[ "$lockdep" = 1 ] && args+=(--lockdep)
+var=CPUHPD_BULK_KERNEL
+[ "$base" = 6.1 ] || var="${var}_${base//./_}"
+[ "$lockdep" = 1 ] && var="${var}_LOCKDEP"
+override="${!var:-}"
 if [ -n "$override" ]; then
     [ -r "$override" ] || { echo "patched-kernel: $override not readable" >&2; exit 1; }
     echo "$override"

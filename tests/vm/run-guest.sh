@@ -112,6 +112,17 @@ log "${cmd[*]}"
 # (addresses only).
 hang_report="$outdir/hang.txt"
 rm -f "$hang_report"
+
+# One guest at a time on this machine: two TCG guests on 2 cores slow each other down,
+# skew every timing and make stalls likely. Wait for any other run-guest.sh (a test, the
+# demo or a benchmark) to finish first.
+lockfile="${CPUHPD_CACHE:-/var/cache/cpuhpd}/qemu.lock"
+mkdir -p "$(dirname "$lockfile")"
+exec 8>"$lockfile"
+if ! flock -n 8; then
+    log "another QEMU guest holds $lockfile; waiting for it"
+    flock 8
+fi
 system_map="$(dirname "$kernel")/System.map-${kernel##*/bzImage-}"
 [ -r "$system_map" ] || system_map=""
 watch_for_hang() {

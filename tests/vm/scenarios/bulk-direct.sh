@@ -4,9 +4,7 @@
 # the topology); refusals change nothing; a failure injected with cpuN/hotplug/fail
 # in the middle of the kernel's order (siblings first going down, primaries first
 # coming up) returns the errno with the CPUs before the victim changed and the CPUs
-# after it untouched. The same checks, with busybox only and fixed CPU numbers, are
-# in kernel/smoke-init.sh (the kernel author's smoke test); this is the topology-
-# derived version in the guest suite.
+# after it untouched.
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 assert_all_online "start"
