@@ -142,8 +142,10 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
             plan.expedite = false;
             break;
         case Expedite::Auto:
-            // smt/control loops in the kernel on its own; a single CPU gains nothing.
-            plan.expedite = plan.strategy != StrategyKind::Smt && plan.to_change.count() >= 2;
+            // Only per-CPU writes gain: the bulk kernel interface expedites its own batch
+            // (rcu_expedite_gp(), kernel series v2), smt/control loops in the kernel, and a
+            // single CPU pays one grace period either way.
+            plan.expedite = plan.strategy == StrategyKind::PerCpu && plan.to_change.count() >= 2;
             break;
     }
     return plan;

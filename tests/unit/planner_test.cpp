@@ -79,6 +79,23 @@ TEST(Planner, ExpediteFollowsTheSetting) {
         make_plan(Action::Offline, set({4, 5}), StrategyKind::Auto, m.state(), s).expedite);
 }
 
+// The bulk interface expedites its batch in the kernel: no rcu_expedited window around it,
+// unless the setting asks for one.
+TEST(Planner, AutoExpediteLeavesBulkBatchesToTheKernel) {
+    EngineSettings s;
+    FakeTopology t;
+    t.bulk = true;
+    FakeMachine m(t, s);
+    auto state = m.state();
+    EXPECT_FALSE(
+        make_plan(Action::Offline, CpuSet::range(8, 15), StrategyKind::Auto, state, s).expedite);
+    EXPECT_TRUE(
+        make_plan(Action::Offline, CpuSet::range(8, 15), StrategyKind::PerCpu, state, s).expedite);
+    s.expedite = Expedite::Always;
+    EXPECT_TRUE(
+        make_plan(Action::Offline, CpuSet::range(8, 15), StrategyKind::Auto, state, s).expedite);
+}
+
 Refusal refusal_of(FakeMachine& m, const Request& r, const CpuSet& leaving = {}) {
     try {
         validate(r, m.state(), m.settings, leaving);
