@@ -1253,7 +1253,7 @@ TEST_F(CpuhpdTest, CpuctlHonoursTimeoutForEveryCommandWhileTheDaemonIsStopped) {
 // the error message was invalid UTF-8 and sd-bus dropped the reply. Every refusal now comes
 // back, with the input quoted escaped, in ASCII.
 TEST_F(CpuhpdTest, MasksWithUtf8OrControlBytesGetAnAsciiErrorReply) {
-    for (const std::string mask :
+    for (const std::string& mask :
          {std::string("1\xc2\xa0"
                       "2"),
           std::string("\xc3\xa0"), std::string("1,\x1b[2J"), std::string("1-2:3")}) {
