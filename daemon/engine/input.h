@@ -17,6 +17,9 @@ inline constexpr std::size_t kMaxMaskBytes = 64 * 1024;
 inline constexpr std::size_t kMaxMaskRegions = 8192;
 // Entries of the options dictionary (a{sv}) of a method call.
 inline constexpr std::size_t kMaxOptions = 16;
+// Change requests one caller (bus connection) may have queued at once, so that one caller
+// cannot fill the whole queue (max_queued_requests) and lock everybody else out.
+inline constexpr std::size_t kMaxQueuedPerCaller = 16;
 // Size of the config file and of the topology cache.
 inline constexpr std::size_t kMaxConfigBytes = 1024 * 1024;
 inline constexpr std::size_t kMaxCacheBytes = 4 * 1024 * 1024;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine_fixture.h"
+#include "input.h"
 
 namespace cpuhpd::test {
 namespace {
@@ -175,6 +176,38 @@ TEST(Executor, SaysBusyWhenTheQueueIsFull) {
     gate.release_.set_value();
     results.wait_for(2);
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 5}));
+}
+
+// Issue 9 (fairness): one caller cannot fill the whole queue; others still get in.
+TEST(Executor, OneCallerMayQueueOnlyItsShare) {
+    EngineSettings s;
+    s.coalesce = 0ms;
+    FakeMachine m({}, s);
+    GatedExecutor g(m);
+    auto& [gate, runner, ex] = g;
+    Results results;
+    auto from = [&](const std::string& caller, Action action, const CpuSet& cpus) {
+        Request r = m.request(action, cpus);
+        r.caller = caller;
+        return r;
+    };
+    ex.submit(from(":1.7", Action::Offline, set({4})), results.slot());
+    gate.entered_.get_future().wait();  // that batch runs; what follows is queued
+    for (std::size_t i = 0; i < kMaxQueuedPerCaller; ++i) {
+        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+    }
+    try {
+        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+        ADD_FAILURE() << "one caller queued more than its share";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::Busy);
+        EXPECT_NE(std::string(r.what()).find("the most one caller may have"), std::string::npos)
+            << r.what();
+    }
+    ex.submit(from(":1.8", Action::Online, set({5})), results.slot());
+    gate.release_.set_value();
+    results.wait_for(kMaxQueuedPerCaller + 2);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4}));
 }
 
 TEST(Executor, ReportsBusyTransitionsAndFinishedBatches) {
