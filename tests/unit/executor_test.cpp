@@ -73,6 +73,22 @@ struct GatedExecutor {
     Executor ex;
 };
 
+// A machine without a coalescing window, an executor over it whose first write waits at
+// its gate, and the results of what is submitted.
+struct GatedMachine {
+    explicit GatedMachine(std::size_t max_queued = EngineSettings{}.max_queued_requests)
+        : m({}, settings(max_queued)), g(m) {}
+    static EngineSettings settings(std::size_t max_queued) {
+        EngineSettings s;
+        s.coalesce = 0ms;
+        s.max_queued_requests = max_queued;
+        return s;
+    }
+    FakeMachine m;
+    GatedExecutor g;
+    Results results;
+};
+
 TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     EngineSettings s;
     s.coalesce = 300ms;
@@ -101,12 +117,10 @@ TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
 }
 
 TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
-    EngineSettings s;
-    s.coalesce = 0ms;
-    FakeMachine m({}, s);
-    GatedExecutor g(m);
-    auto& [gate, runner, ex] = g;
-    Results results;
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();  // the first batch is writing now
     EXPECT_TRUE(ex.busy());
@@ -157,13 +171,10 @@ TEST(Executor, RefusesUpFrontWithoutQueueing) {
 }
 
 TEST(Executor, SaysBusyWhenTheQueueIsFull) {
-    EngineSettings s;
-    s.coalesce = 0ms;
-    s.max_queued_requests = 1;
-    FakeMachine m({}, s);
-    GatedExecutor g(m);
-    auto& [gate, runner, ex] = g;
-    Results results;
+    GatedMachine t(1);
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();
     ex.submit(m.request(Action::Offline, set({5})), results.slot());  // queued
@@ -180,12 +191,10 @@ TEST(Executor, SaysBusyWhenTheQueueIsFull) {
 
 // Issue 9 (fairness): one caller cannot fill the whole queue; others still get in.
 TEST(Executor, OneCallerMayQueueOnlyItsShare) {
-    EngineSettings s;
-    s.coalesce = 0ms;
-    FakeMachine m({}, s);
-    GatedExecutor g(m);
-    auto& [gate, runner, ex] = g;
-    Results results;
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
     auto from = [&](const std::string& caller, Action action, const CpuSet& cpus) {
         Request r = m.request(action, cpus);
         r.caller = caller;
