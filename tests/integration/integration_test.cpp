@@ -959,10 +959,10 @@ TEST(CpuhpdNoDaemon, CpuctlSaysTheDaemonIsNotRunning) {
 
 constexpr const char* kReady = "<ready>";
 
-// Runs `fn` in a forked child as nobody (uid/gid 65534); returns what it wrote to the pipe.
-// When the child calls its `ready` argument, the parent runs `on_ready` (once).
-std::string as_nobody(const std::function<std::string(const std::function<void()>&)>& fn,
-                      const std::function<void()>& on_ready = {}) {
+// Runs `fn` in a forked child; returns what it returned (or "<exception: ...>"). When the
+// child calls its `ready` argument, the parent runs `on_ready` (once).
+std::string in_child(const std::function<std::string(const std::function<void()>&)>& fn,
+                     const std::function<void()>& on_ready = {}) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         return "<pipe failed>";
@@ -978,14 +978,10 @@ std::string as_nobody(const std::function<std::string(const std::function<void()
             ssize_t n = write(p[1], kReady, std::strlen(kReady));
             (void)n;
         };
-        if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
-            out = "<setuid failed>";
-        } else {
-            try {
-                out = fn(ready);
-            } catch (const std::exception& e) {
-                out = std::string("<exception: ") + e.what() + ">";
-            }
+        try {
+            out = fn(ready);
+        } catch (const std::exception& e) {
+            out = std::string("<exception: ") + e.what() + ">";
         }
         ssize_t n = write(p[1], out.data(), out.size());
         (void)n;
@@ -1025,6 +1021,19 @@ std::string as_nobody(const std::function<std::string(const std::function<void()
     int st = 0;
     waitpid(pid, &st, 0);
     return out;
+}
+
+// `fn` in a forked child as nobody (uid/gid 65534), as in_child().
+std::string as_nobody(const std::function<std::string(const std::function<void()>&)>& fn,
+                      const std::function<void()>& on_ready = {}) {
+    return in_child(
+        [&](const std::function<void()>& ready) {
+            if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) {
+                return std::string("<setuid failed>");
+            }
+            return fn(ready);
+        },
+        on_ready);
 }
 
 TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
@@ -1364,37 +1373,15 @@ TEST_F(CpuhpdTest, CallerIsJudgedByTheUidTheBusVerifiedNotByItsPid) {
     if (geteuid() != 0) {
         GTEST_SKIP() << "needs root to connect as root and then become nobody";
     }
-    int p[2];
-    ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        close(p[0]);
-        std::string out;
-        try {
-            RawClient c(world_->bus_address());  // connects as root
-            if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) {
-                out = "<setresuid failed>";
-            } else {
-                const CallResult r = c.call("Offline", "4");
-                out = r.ok ? "ok" : r.error_name + ": " + r.error_message;
-            }
-        } catch (const std::exception& e) {
-            out = std::string("<exception: ") + e.what() + ">";
+    const std::string address = world_->bus_address();
+    const std::string out = in_child([&](const std::function<void()>&) {
+        RawClient c(address);  // connects as root
+        if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) {
+            return std::string("<setresuid failed>");
         }
-        ssize_t n = write(p[1], out.data(), out.size());
-        (void)n;
-        _exit(0);
-    }
-    close(p[1]);
-    std::string out;
-    char buf[512];
-    for (ssize_t n; (n = read(p[0], buf, sizeof buf)) > 0;) {
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    close(p[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
+        const CallResult r = c.call("Offline", "4");
+        return r.ok ? std::string("ok") : r.error_name + ": " + r.error_message;
+    });
     EXPECT_EQ(out, "ok");
     EXPECT_EQ(tree().online_files(), expected_files({4}));
 }
@@ -1432,14 +1419,12 @@ TEST_F(CpuhpdTest, ChangeFromACallerWithoutVerifiableCredentialsIsRefused) {
 // whole machine, and onlining one sibling then failed with EPERM on a real kernel. Only SMT
 // requests (the smt selector, SetSmt, --strategy smt) use smt/control now.
 TEST_F(CpuhpdTest, NumericMaskOfEverySecondaryThreadLeavesSmtControlAlone) {
-    RunResult r = cpuctl({"--json", "offline", "8-15"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
-    ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["strategy"].as_string(), "per-cpu") << r.out;
+    CallResult res = client_->call("Offline", "8-15");
+    ASSERT_TRUE(res.ok) << res.describe();
+    EXPECT_EQ(res.str("strategy"), "per-cpu");
     EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
-    r = cpuctl({"--json", "online", "9"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    res = client_->call("Online", "9");
+    ASSERT_TRUE(res.ok) << res.describe();
     EXPECT_EQ(tree().online_files(), expected_files({8, 10, 11, 12, 13, 14, 15}));
 }
 
