@@ -73,8 +73,11 @@ MachineState Daemon::read_state() {
 }
 
 const MachineState& Daemon::state() {
-    if (!watch_uevents_) {
+    // Without uevents the tree is read again for each D-Bus message, once: a GetAll of
+    // every property, or a method that asks several times, reads it once.
+    if (!watch_uevents_ && !state_read_for_message_) {
         refresh();
+        state_read_for_message_ = true;
     }
     return state_;
 }
@@ -295,6 +298,7 @@ int Daemon::run() {
         return 1;
     }
     loop_.attach(*connection_);
+    loop_.before_each_message([this] { state_read_for_message_ = false; });
     // As hostnamed: publish the object first, then take the name, then report ready.
     adaptor_ = std::make_unique<ManagerAdaptor>(*connection_, *this);
     try {

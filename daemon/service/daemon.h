@@ -73,7 +73,8 @@ private:
     bool busy_ = false;
     bool stopping_ = false;
     std::thread stopper_;         // destroys the executor (waits for the batch in flight)
-    bool watch_uevents_ = false;  // else state() re-reads on every call
+    bool watch_uevents_ = false;  // else state() re-reads once for each D-Bus message
+    bool state_read_for_message_ = false;
     bool announce_pending_ = false;
     std::uint64_t next_token_ = 1;
     std::map<std::uint64_t, std::function<void(const RequestResult&)>> pending_;

@@ -92,8 +92,12 @@ int EventLoop::on_bus_prepare(sd_event_source* /*source*/, void* self) {
 
 void EventLoop::process_bus() {
     try {
-        while (bus_->processPendingRequest()) {
-        }
+        // processPendingRequest() dispatches at most one message.
+        do {
+            if (before_message_) {
+                before_message_();
+            }
+        } while (bus_->processPendingRequest());
     } catch (const std::exception& e) {
         // The connection is gone (bus daemon exited): nothing more can be served.
         log::error(std::string("D-Bus connection failed: ") + e.what());
@@ -185,6 +189,10 @@ int EventLoop::on_signal(sd_event_source* /*source*/, const struct signalfd_sigi
         sd_event_exit(loop->event_, 1);
     }
     return 0;
+}
+
+void EventLoop::before_each_message(std::function<void()> hook) {
+    before_message_ = std::move(hook);
 }
 
 void EventLoop::on_stop_signal(std::function<void()> handler) {

@@ -32,6 +32,9 @@ public:
     // poll the bus says which events and which deadline it waits for.
     void attach(sdbus::IConnection& connection);
 
+    // Calls `hook` on the main thread before each D-Bus message is dispatched.
+    void before_each_message(std::function<void()> hook);
+
     // Calls `on_readable` on the main thread whenever `fd` is readable.
     void watch(int fd, std::function<void()> on_readable);
 
@@ -69,6 +72,7 @@ private:
     std::vector<std::unique_ptr<std::function<void()>>> watchers_;
 
     std::function<void()> stop_handler_;
+    std::function<void()> before_message_;
     bool stop_signalled_ = false;
 
     std::mutex mutex_;

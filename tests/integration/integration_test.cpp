@@ -735,16 +735,16 @@ protected:
     }
 };
 
-// Counts writes (close after write) to a file while `body` runs.
+// Counts the inotify events in `count_mask` on `watched` while `body` runs: on the file itself
+// (`name` empty) or, when `watched` is a directory, on its entry `name`.
 template <typename F>
-int count_writes(const std::filesystem::path& file, F body) {
+int count_events(const std::filesystem::path& watched, std::uint32_t watch_mask,
+                 std::uint32_t count_mask, const std::string& name, F body) {
     int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (fd < 0) {
         return -1;
     }
-    // IN_MODIFY too: inotify merges identical consecutive unread events, so two writes
-    // would otherwise show as one IN_CLOSE_WRITE.
-    inotify_add_watch(fd, file.c_str(), IN_MODIFY | IN_CLOSE_WRITE);
+    inotify_add_watch(fd, watched.c_str(), watch_mask);
     body();
     int count = 0;
     alignas(inotify_event) char buf[4096];
@@ -755,7 +755,8 @@ int count_writes(const std::filesystem::path& file, F body) {
         }
         for (char* p = buf; p < buf + n;) {
             auto* ev = reinterpret_cast<inotify_event*>(p);
-            if (ev->mask & IN_CLOSE_WRITE) {
+            const std::string entry = ev->len > 0 ? std::string(ev->name) : std::string();
+            if ((ev->mask & count_mask) != 0 && entry == name) {
                 ++count;
             }
             p += sizeof(inotify_event) + ev->len;
@@ -763,6 +764,14 @@ int count_writes(const std::filesystem::path& file, F body) {
     }
     close(fd);
     return count;
+}
+
+// Counts writes (close after write) to a file while `body` runs.
+template <typename F>
+int count_writes(const std::filesystem::path& file, F body) {
+    // IN_MODIFY too: inotify merges identical consecutive unread events, so two writes
+    // would otherwise show as one IN_CLOSE_WRITE.
+    return count_events(file, IN_MODIFY | IN_CLOSE_WRITE, IN_CLOSE_WRITE, "", body);
 }
 
 TEST_F(ExpediteAlwaysTest, RcuExpeditedIsSetForTheBatchAndRestored) {
@@ -1552,6 +1561,21 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     EXPECT_TRUE(first.ok) << first.describe();
     EXPECT_EQ(tree().online_files(), expected_files({4}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+// Without uevents (a tree that is not /sys) the daemon read the whole tree again for each
+// property of a GetAll: six times for one `cpuctl status`, a cost that a flood of reads
+// multiplies. It reads it once for each message now.
+TEST_F(CpuhpdTest, StatusReadsTheTreeOncePerMessage) {
+    const int opens = count_events(tree().cpu_dir(), IN_OPEN, IN_OPEN, "present", [&] {
+        const RunResult r = cpuctl({"--json", "status"});
+        EXPECT_EQ(r.exit_code, 0) << r.describe();
+    });
+    EXPECT_EQ(opens, 1);
+    // A change made behind the daemon's back is still seen by the next message.
+    tree().write("devices/system/cpu/cpu5/online", "0");
+    tree().write("devices/system/cpu/online", "0-4,6-15");
+    EXPECT_EQ(client_->get_string("Online"), "0-4,6-15");
 }
 
 }  // namespace
