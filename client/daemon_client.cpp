@@ -2,8 +2,12 @@
 
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -21,6 +25,30 @@ using TopologyStruct =
     sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
 
 constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
+constexpr const char* kTimeoutError = "org.freedesktop.DBus.Error.Timeout";
+
+std::string noReplyText(std::chrono::microseconds timeout) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(timeout.count()) / 1e6);
+    return std::string("no reply from cpuhpd within ") + seconds +
+           " s (--timeout); the daemon may be stopped or hung";
+}
+
+// poll(2)'s timeout in ms: the sooner of sd-bus's next deadline (absolute CLOCK_MONOTONIC
+// microseconds, UINT64_MAX for none) and `left` of our own, rounded up so that poll never
+// returns just before the deadline and spins.
+int pollTimeoutMs(std::uint64_t busDeadlineUsec, std::chrono::steady_clock::duration left) {
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(left);
+    if (busDeadlineUsec != UINT64_MAX) {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        const std::uint64_t nowUsec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u +
+                                      static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
+        const std::uint64_t busLeft = busDeadlineUsec > nowUsec ? busDeadlineUsec - nowUsec : 0;
+        wait = std::min(wait, std::chrono::milliseconds((busLeft + 999) / 1000));
+    }
+    return static_cast<int>(std::min<std::int64_t>(wait.count(), 60000));
+}
 
 [[noreturn]] void rethrow(const sdbus::Error& e) {
     throw DaemonError(ErrorInfo{e.getName(), e.getMessage()});
@@ -123,13 +151,21 @@ BatchReply DaemonClient::batch(const std::string& method, const std::string& arg
                                    reply = toBatchReply(results, summary);
                                }
                            });
+        // Our own deadline, not only sd-bus's: the loop ends when --timeout has passed
+        // whatever the bus says about its next timer.
+        const auto deadline = std::chrono::steady_clock::now() + timeout_;
         while (!replied) {
             if (connection_->processPendingRequest()) {
                 continue;  // more may be queued
             }
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline) {
+                throw DaemonError(ErrorInfo{kTimeoutError, noReplyText(timeout_)});
+            }
             auto pd = connection_->getEventLoopPollData();
             pollfd pfd{pd.fd, pd.events, 0};
-            if (::poll(&pfd, 1, pd.getPollTimeout()) < 0 && errno != EINTR) {
+            if (::poll(&pfd, 1, pollTimeoutMs(pd.timeout_usec, deadline - now)) < 0 &&
+                errno != EINTR) {
                 throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.Failed",
                                             std::string("poll: ") + std::strerror(errno)});
             }

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
                "  cpuctl smt off\n  cpuctl status\n  cpuctl --json topology\n" + kExitHelp);
     app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
     app.add_option("--timeout", a.timeout_s,
-                   "D-Bus method call timeout in seconds (batches on big machines take minutes)")
+                   "how long any command waits for the daemon, in seconds; exit 1 when it "
+                   "passes (batches on big machines take minutes)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     app.add_option("--bus-address", a.bus_address,

@@ -3,19 +3,20 @@
 // so that a bad file is refused at start with the file, the line and the key.
 #include "config.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "cpulist.h"
+#include "input.h"
 #include "request.h"
+#include "selector.h"
 
 namespace cpuhpd {
 
@@ -132,9 +133,9 @@ private:
     std::filesystem::path path_value(const YAML::Node& value, const std::string& key) const {
         std::filesystem::path path = nonempty_string(value, key);
         if (!path.is_absolute()) {
-            fail(value, key, "'" + path.string() + "' is not an absolute path");
+            fail(value, key, "'" + escape_excerpt(path.string()) + "' is not an absolute path");
         }
-        return path;
+        return normalize_directory(path);
     }
 
     std::string one_of(const YAML::Node& value, const std::string& key,
@@ -186,6 +187,20 @@ private:
         }
     }
 
+    // A profile mask is checked as far as it can be without the machine: syntax, limits,
+    // CPU numbers, selector names.
+    std::string profile_mask(const YAML::Node& value, const std::string& key) const {
+        const std::string text = nonempty_string(value, key);
+        try {
+            check_mask_syntax(text);
+        } catch (const MaskError& error) {
+            fail(value, key,
+                 "invalid mask '" + escape_excerpt(text) + "' at position " +
+                     std::to_string(error.position()) + ": " + error.reason());
+        }
+        return text;
+    }
+
     static bool valid_profile_name(const std::string& name) {
         if (name.empty()) {
             return false;
@@ -235,9 +250,9 @@ private:
                 }
                 line_hint_ = line_of(field_key);
                 if (field_name == "offline") {
-                    profile.offline = nonempty_string(field.second, full);
+                    profile.offline = profile_mask(field.second, full);
                 } else if (field_name == "online") {
-                    profile.online = nonempty_string(field.second, full);
+                    profile.online = profile_mask(field.second, full);
                 } else {
                     fail(field_key, full, "unknown key (known: offline, online)");
                 }
@@ -260,22 +275,84 @@ ConfigError::ConfigError(const std::filesystem::path& file, int line, const std:
                          const std::string& reason)
     : std::runtime_error(format_error(file, line, key, reason)) {}
 
+std::filesystem::path normalize_directory(const std::filesystem::path& path) {
+    std::filesystem::path out = path.lexically_normal();
+    // "/sys/" is "/sys" with an empty last component: drop it, so that comparisons with
+    // "/sys" (uevents are only listened to on the real sysfs) see the same path.
+    if (!out.has_filename() && out.has_parent_path() && out != out.root_path()) {
+        out = out.parent_path();
+    }
+    return out;
+}
+
+namespace {
+
+// Where each document of the stream starts, from yaml-cpp's event parser, called at most
+// twice: yaml-cpp 0.7's LoadAll() loops for ever, eating memory, on some malformed text
+// (",\"" found by the fuzzer), where the parser reports a document again without moving on.
+class DocumentStarts final : public YAML::EventHandler {
+public:
+    std::vector<YAML::Mark> starts;
+
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
+// Refuses a stream of more than one document (YAML::Load() would read the first and drop
+// the rest without a word) and text on which the parser makes no progress.
+void check_one_document(const std::string& text, const std::filesystem::path& name) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts handler;
+    if (!parser.HandleNextDocument(handler) || !parser.HandleNextDocument(handler) ||
+        handler.starts.size() < 2) {
+        return;
+    }
+    const YAML::Mark& first = handler.starts[0];
+    const YAML::Mark& second = handler.starts[1];
+    if (second.pos == first.pos) {
+        throw ConfigError(name, first.line + 1, "",
+                          "YAML syntax error: text the YAML parser cannot read");
+    }
+    throw ConfigError(name, second.line + 1, "",
+                      "a second YAML document ('---'): the config is one document");
+}
+
+}  // namespace
+
 Config parse_config(const std::string& text, const std::filesystem::path& name) {
+    if (text.size() > kMaxConfigBytes) {
+        throw ConfigError(name, 0, "",
+                          "is " + std::to_string(text.size()) + " bytes; the limit is " +
+                              std::to_string(kMaxConfigBytes));
+    }
     YAML::Node root;
     try {
+        check_one_document(text, name);
         root = YAML::Load(text);
     } catch (const YAML::ParserException& error) {
         throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "",
-                          "YAML syntax error: " + error.msg);
+                          "YAML syntax error: " + escape_excerpt(error.msg, 200));
     } catch (const YAML::Exception& error) {
         throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "",
-                          "cannot read YAML: " + error.msg);
+                          "cannot read YAML: " + escape_excerpt(error.msg, 200));
     }
     try {
         return Parser(name).parse(root);
     } catch (const YAML::Exception& error) {
         // Not expected (every access is checked first), but never let one escape unlabelled.
-        throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "", error.msg);
+        throw ConfigError(name, error.mark.is_null() ? 0 : error.mark.line + 1, "",
+                          escape_excerpt(error.msg, 200));
     }
 }
 
@@ -288,21 +365,16 @@ Config load_config(const std::filesystem::path& file, bool missing_ok) {
         }
         throw ConfigError(file, 0, "", "no such file");
     }
-    if (status.type() == std::filesystem::file_type::directory) {
-        throw ConfigError(file, 0, "", "is a directory, not a config file");
+    // A symbolic link to a regular file is fine (configuration management does that); a
+    // FIFO, a device or a directory is refused before a byte is read, and so is a file
+    // above kMaxConfigBytes.
+    std::string text;
+    try {
+        text = read_regular_file(file, kMaxConfigBytes, Symlinks::Follow);
+    } catch (const FileError& error) {
+        throw ConfigError(file, 0, "", error.reason());
     }
-    errno = 0;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        const int err = errno != 0 ? errno : EIO;
-        throw ConfigError(file, 0, "", std::string("cannot open: ") + std::strerror(err));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        throw ConfigError(file, 0, "", "cannot read the file");
-    }
-    return parse_config(text.str(), file);
+    return parse_config(text, file);
 }
 
 }  // namespace cpuhpd

@@ -36,6 +36,11 @@ struct Config {
 // `missing_ok`, in which case the defaults are returned.
 Config load_config(const std::filesystem::path& file, bool missing_ok = false);
 // Same, from text (for tests and --check-config); `name` is used in messages.
+// Limits: the file is a regular file (a symbolic link to one is followed) of at most
+// kMaxConfigBytes (input.h), one YAML document. Profile masks are checked for syntax.
 Config parse_config(const std::string& text, const std::filesystem::path& name);
+
+// An absolute directory path in one spelling: "/sys/", "/sys/." and "/sys" are "/sys".
+std::filesystem::path normalize_directory(const std::filesystem::path& path);
 
 }  // namespace cpuhpd

@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config clang-format
+  clang libclang-rt-14-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   dbus systemd

@@ -4,7 +4,11 @@
 # and UndefinedBehaviorSanitizer. Installs what it needs with apt-get.
 #
 #   scripts/test.sh                 everything
-#   scripts/test.sh -L unit         only one ctest label (unit, integration, '^vm$', vm-bulk)
+#   scripts/test.sh -L unit         only one ctest label (unit, integration, fuzz, '^vm$',
+#                                   vm-bulk)
+#
+# The fuzz label builds the libFuzzer targets with clang (tests/fuzz/run.sh) and runs each
+# for 60 s under ASan and UBSan.
 #
 # The vm-bulk label builds the companion-patched kernel and its lockdep flavour
 # (cached by hash in $CPUHPD_CACHE, 11-13 minutes each on 2 cores the first time)

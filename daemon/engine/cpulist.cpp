@@ -6,26 +6,31 @@
 //  - A group of 0 used CPUs ("0-31:0/8") is rejected; the kernel sets nothing for it.
 //  - Only whitespace may follow the first newline; the kernel ignores whatever follows a
 //    newline that ends a region ("1\n2" is {1} there).
-//  - CPU numbers must be below kMaxCpus (the kernel's nbits).
+//  - CPU numbers must be below kMaxCpus (the kernel's nbits), or below the caller's bound.
+//  - Only ASCII whitespace separates: the kernel's isspace() also takes byte 0xa0 (Latin-1
+//    NBSP), which in UTF-8 input is the second byte of a character ("\xc2\xa0", "\xc3\xa0").
+// Input text quoted in messages goes through escape_excerpt(): bounded and printable ASCII.
 #include "cpulist.h"
 
 #include <cstdint>
 #include <limits>
+
+#include "input.h"
 
 namespace cpuhpd {
 
 MaskError::MaskError(std::string reason, std::string token, std::size_t position)
     : std::runtime_error(reason),
       reason_(std::move(reason)),
-      token_(std::move(token)),
+      token_(escape_excerpt(token)),
       position_(position) {}
 
 namespace {
 
-// The kernel's isspace() (lib/ctype.c): \t \n \v \f \r, space and Latin-1 NBSP.
+// ASCII whitespace: \t \n \v \f \r and space.
 bool is_space(char c) {
     auto u = static_cast<unsigned char>(c);
-    return (u >= 9 && u <= 13) || u == 32 || u == 0xa0;
+    return (u >= 9 && u <= 13) || u == 32;
 }
 
 bool is_separator(char c) {
@@ -45,6 +50,13 @@ std::string describe_char(char c) {
     return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
 }
 
+// "(largest supported is 8191)" or, with a machine's bound, "(the last possible CPU is 15)".
+std::string bound_text(unsigned cpu_bound) {
+    return cpu_bound >= kMaxCpus
+               ? "(largest supported is " + std::to_string(kMaxCpus - 1) + ")"
+               : "(the last possible CPU is " + std::to_string(cpu_bound - 1) + ")";
+}
+
 // Cuts `text` at its first newline; only whitespace may follow it.
 std::string_view cut_at_newline(std::string_view text, std::size_t base_offset) {
     auto nl = text.find('\n');
@@ -58,7 +70,7 @@ std::string_view cut_at_newline(std::string_view text, std::size_t base_offset) 
                 ++end;
             }
             throw MaskError(
-                "unexpected text '" + std::string(text.substr(i, end - i)) + "' after a newline",
+                "unexpected text '" + escape_excerpt(text.substr(i, end - i)) + "' after a newline",
                 std::string(text.substr(i, end - i)), base_offset + i);
         }
     }
@@ -73,8 +85,8 @@ struct Number {
 
 class RegionParser {
 public:
-    RegionParser(std::string_view region, std::size_t position)
-        : region_(region), position_(position) {}
+    RegionParser(std::string_view region, std::size_t position, unsigned cpu_bound)
+        : region_(region), position_(position), cpu_bound_(cpu_bound) {}
 
     void parse_into(CpuSet& out) {
         if (region_.size() >= 3 && (region_[0] | 0x20) == 'a' && (region_[1] | 0x20) == 'l' &&
@@ -112,44 +124,49 @@ public:
             }
         }
         if (start.value > end.value) {
-            fail("reversed range '" + std::string(region_) + "' (first CPU above last)");
+            fail("reversed range '" + quoted() + "' (first CPU above last)");
         }
         if (grouped) {
             if (group == 0) {
-                fail("group size 0 in '" + std::string(region_) + "'");
+                fail("group size 0 in '" + quoted() + "'");
             }
             if (used == 0) {
-                fail("used count 0 in '" + std::string(region_) + "' selects no CPU");
+                fail("used count 0 in '" + quoted() + "' selects no CPU");
             }
             if (used > group) {
-                fail("used count above group size in '" + std::string(region_) + "'");
+                fail("used count above group size in '" + quoted() + "'");
             }
         } else {
             used = group = end.value - start.value + 1;
         }
-        if (end.value >= kMaxCpus) {
-            const Number& bad = start.value >= kMaxCpus ? start : end;
-            std::string text(region_.substr(bad.begin, bad.end - bad.begin));
-            throw MaskError("CPU number " + text + " is out of range (largest supported is " +
-                                std::to_string(kMaxCpus - 1) + ")",
+        // Checked before any CPU is added: filling is bounded by the bound.
+        if (end.value >= cpu_bound_) {
+            const Number& bad = start.value >= cpu_bound_ ? start : end;
+            std::string text = escape_excerpt(region_.substr(bad.begin, bad.end - bad.begin));
+            throw MaskError("CPU number " + text + " is out of range " + bound_text(cpu_bound_),
                             text, position_ + bad.begin);
+        }
+        if (used == group) {
+            out.add_range(static_cast<unsigned>(start.value), static_cast<unsigned>(end.value));
+            return;
         }
         for (std::uint64_t first = start.value; first <= end.value; first += group) {
             std::uint64_t last = std::min(end.value, first + used - 1);
-            for (std::uint64_t cpu = first; cpu <= last; ++cpu) {
-                out.add(static_cast<unsigned>(cpu));
-            }
+            out.add_range(static_cast<unsigned>(first), static_cast<unsigned>(last));
         }
     }
 
 private:
+    std::string quoted() const { return escape_excerpt(region_); }
+
     [[noreturn]] void fail(const std::string& reason) const {
         throw MaskError(reason, std::string(region_), position_);
     }
 
     [[noreturn]] void unexpected(const std::string& expected) const {
-        fail("invalid cpulist region '" + std::string(region_) + "': expected " + expected +
-             ", found " + describe_char(region_[pos_]));
+        fail("invalid cpulist region '" + quoted() + "': expected " + expected + ", found " +
+             (pos_ < region_.size() ? describe_char(region_[pos_])
+                                    : std::string("the end of the region")));
     }
 
     Number number(const char* what) {
@@ -159,11 +176,11 @@ private:
             throw MaskError(
                 "'N' (the last CPU) is not supported: the number of CPUs is not known when parsing "
                 "'" +
-                    std::string(region_) + "'",
+                    quoted() + "'",
                 "N", position_ + pos_);
         }
         if (pos_ >= region_.size() || !is_digit(region_[pos_])) {
-            fail("invalid cpulist region '" + std::string(region_) + "': expected " + what +
+            fail("invalid cpulist region '" + quoted() + "': expected " + what +
                  (pos_ < region_.size() ? ", found " + describe_char(region_[pos_])
                                         : std::string(", found the end of the region")));
         }
@@ -178,7 +195,7 @@ private:
         }
         n.end = pos_;
         if (overflow) {
-            std::string text(region_.substr(n.begin, n.end - n.begin));
+            std::string text = escape_excerpt(region_.substr(n.begin, n.end - n.begin));
             throw MaskError("number " + text + " is too large", text, position_ + n.begin);
         }
         return n;
@@ -186,6 +203,7 @@ private:
 
     std::string_view region_;
     std::size_t position_;
+    unsigned cpu_bound_;
     std::size_t pos_ = 0;
 };
 
@@ -201,7 +219,8 @@ int hex_value(char c) {
 
 }  // namespace
 
-CpuSet parse_cpulist(std::string_view text, std::size_t base_offset) {
+CpuSet parse_cpulist(std::string_view text, std::size_t base_offset, unsigned cpu_bound) {
+    cpu_bound = std::min(cpu_bound, kMaxCpus);
     std::string_view body = cut_at_newline(text, base_offset);
     CpuSet out;
     bool seen_region = false;
@@ -232,7 +251,7 @@ CpuSet parse_cpulist(std::string_view text, std::size_t base_offset) {
         while (i < body.size() && !is_separator(body[i])) {
             ++i;
         }
-        RegionParser(body.substr(begin, i - begin), base_offset + begin).parse_into(out);
+        RegionParser(body.substr(begin, i - begin), base_offset + begin, cpu_bound).parse_into(out);
         seen_region = true;
         comma_pending = false;
     }
@@ -260,7 +279,8 @@ std::string format_cpulist(const CpuSet& cpus) {
     return out;
 }
 
-CpuSet parse_cpumap(std::string_view text, std::size_t base_offset) {
+CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu_bound) {
+    cpu_bound = std::min(cpu_bound, kMaxCpus);
     std::string_view body = cut_at_newline(text, base_offset);
     constexpr std::size_t kMaxChunks = (kMaxCpus + 31) / 32;
     // Chunks from the right, as the kernel reads them.
@@ -284,21 +304,22 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset) {
     }
     CpuSet out;
     for (std::size_t k = 0; k < chunks.size(); ++k) {
-        std::string token(body.substr(chunks[k].begin, chunks[k].end - chunks[k].begin));
+        const std::string_view raw = body.substr(chunks[k].begin, chunks[k].end - chunks[k].begin);
+        const std::string token = escape_excerpt(raw);
         std::size_t position = base_offset + chunks[k].begin;
-        for (std::size_t j = 0; j < token.size(); ++j) {
-            if (hex_value(token[j]) < 0) {
-                throw MaskError("invalid hex digit " + describe_char(token[j]) +
-                                    " in cpumap group '" + token + "'",
-                                token, position);
+        for (const char c : raw) {
+            if (hex_value(c) < 0) {
+                throw MaskError(
+                    "invalid hex digit " + describe_char(c) + " in cpumap group '" + token + "'",
+                    token, position);
             }
         }
-        if (token.size() > 8) {
+        if (raw.size() > 8) {
             throw MaskError("cpumap group '" + token + "' has more than 8 hex digits (32 bits)",
                             token, position);
         }
         std::uint32_t value = 0;
-        for (char c : token) {
+        for (char c : raw) {
             value = (value << 4) | static_cast<std::uint32_t>(hex_value(c));
         }
         if (k >= kMaxChunks) {
@@ -308,7 +329,13 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset) {
         }
         for (unsigned bit = 0; bit < 32; ++bit) {
             if (value & (std::uint32_t{1} << bit)) {
-                out.add(static_cast<unsigned>(k * 32 + bit));
+                const auto cpu = static_cast<unsigned>(k * 32 + bit);
+                if (cpu >= cpu_bound) {
+                    throw MaskError("cpumap group '" + token + "' sets CPU " + std::to_string(cpu) +
+                                        ", out of range " + bound_text(cpu_bound),
+                                    token, position);
+                }
+                out.add(cpu);
             }
         }
     }

@@ -10,8 +10,9 @@
 
 namespace cpuhpd {
 
-// A malformed mask. `token` is the offending text, `position` its 0-based offset in
-// the input the caller passed (so errors can point at it).
+// A malformed mask. `token` is the offending text (escaped and bounded, see
+// escape_excerpt()), `position` its 0-based offset in the input the caller passed (so errors
+// can point at it). Messages quote input only through escape_excerpt().
 class MaskError : public std::runtime_error {
 public:
     MaskError(std::string reason, std::string token, std::size_t position);
@@ -29,11 +30,15 @@ private:
 // supported (kernel 6.1 has it only for nbits-relative lists; we take it as an error).
 // A trailing newline and the empty string (or "\n") give the empty set.
 // `base_offset` is added to error positions, for parsing a token inside a larger string.
-CpuSet parse_cpulist(std::string_view text, std::size_t base_offset = 0);
+// CPU numbers must be below `cpu_bound` (at most kMaxCpus): checked for each region before
+// any of its CPUs is added, so the work is bounded by the bound, not by the ranges written.
+CpuSet parse_cpulist(std::string_view text, std::size_t base_offset = 0,
+                     unsigned cpu_bound = kMaxCpus);
 std::string format_cpulist(const CpuSet& cpus);
 
 // Comma-separated 32-bit hex groups, most significant first: "ff,00000000" (no 0x).
-CpuSet parse_cpumap(std::string_view text, std::size_t base_offset = 0);
+CpuSet parse_cpumap(std::string_view text, std::size_t base_offset = 0,
+                    unsigned cpu_bound = kMaxCpus);
 // Formatted for `nr_cpus` bits as /sys/devices/system/cpu/cpuN/topology/*cpus does.
 std::string format_cpumap(const CpuSet& cpus, unsigned nr_cpus);
 

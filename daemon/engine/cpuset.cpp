@@ -53,6 +53,18 @@ void CpuSet::add(unsigned cpu) {
     bits_[cpu] = true;
 }
 
+void CpuSet::add_range(unsigned first, unsigned last) {
+    if (first > last) {
+        return;
+    }
+    check_cpu(last);
+    if (last >= bits_.size()) {
+        bits_.resize(last + 1, false);
+    }
+    // std::fill on vector<bool> sets whole words at a time.
+    std::fill(bits_.begin() + first, bits_.begin() + last + 1, true);
+}
+
 void CpuSet::remove(unsigned cpu) {
     if (cpu < bits_.size()) {
         bits_[cpu] = false;

@@ -19,6 +19,7 @@ public:
     static CpuSet from(const std::vector<unsigned>& cpus);
 
     void add(unsigned cpu);
+    void add_range(unsigned first, unsigned last);  // inclusive; nothing when first > last
     void remove(unsigned cpu);
     bool contains(unsigned cpu) const;
     bool empty() const;

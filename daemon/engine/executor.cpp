@@ -1,5 +1,8 @@
 #include "executor.h"
 
+#include <algorithm>
+
+#include "input.h"
 #include "planner.h"
 
 namespace cpuhpd {
@@ -46,6 +49,14 @@ void Executor::submit(Request request, Completion done) {
         if (queue_.size() >= settings_.max_queued_requests)
             throw Refusal(RefusalKind::Busy, std::to_string(queue_.size()) +
                                                  " requests are queued already; try again");
+        if (!request.caller.empty() &&
+            std::count_if(queue_.begin(), queue_.end(), [&](const Pending& p) {
+                return p.request.caller == request.caller;
+            }) >= static_cast<std::ptrdiff_t>(kMaxQueuedPerCaller))
+            throw Refusal(RefusalKind::Busy,
+                          "this caller has " + std::to_string(kMaxQueuedPerCaller) +
+                              " requests queued already (the most one caller may have); wait "
+                              "for their replies");
         const bool was_idle = !running_batch_ && queue_.empty();
         queue_.push_back({std::move(request), std::move(done)});
         if (was_idle && observers_.busy_changed)

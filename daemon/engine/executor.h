@@ -32,7 +32,8 @@ public:
     ~Executor();  // stops the worker after the batch in flight; queued requests are answered Busy
 
     // Validates against the current machine state and queues the request. Throws Refusal
-    // (nothing touched) when it can never succeed or the queue is full. Dry runs are
+    // (nothing touched) when it can never succeed, the queue is full, or its caller
+    // (Request::caller, when set) has kMaxQueuedPerCaller requests queued already. Dry runs are
     // answered at once, on the calling thread, and never queued.
     void submit(Request request, Completion done);
 

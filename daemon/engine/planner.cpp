@@ -110,12 +110,13 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     plan.action = action;
     plan.requested = requested;
     plan.to_change = needing_change(action, requested, machine);
+    // smt/control switches SMT for the whole machine (and a later per-CPU online of one
+    // sibling then fails with EPERM): it is used only when the caller asked for SMT, i.e.
+    // forced, never because a numeric mask happens to equal every secondary thread.
     if (forced != StrategyKind::Auto)
         plan.strategy = forced;
     else if (machine.bulk_writable)
         plan.strategy = StrategyKind::Bulk;
-    else if (smt_control_applies(action, requested, machine))
-        plan.strategy = StrategyKind::Smt;
     else
         plan.strategy = StrategyKind::PerCpu;
 

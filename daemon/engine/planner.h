@@ -33,7 +33,9 @@ struct Plan {
     bool expedite = false;        // wrap the batch in an rcu_expedited=1 window
 };
 
-// `forced` is the strategy every request of the batch asked for, or Auto.
+// `forced` is the strategy every request of the batch asked for, or Auto. Auto picks bulk
+// when the kernel offers it, else per-cpu; smt only when forced (SetSmt, the "smt"
+// selector, or an explicit strategy).
 // Offline order: SMT secondaries first, then primaries, each descending (ascending with
 // the bulk strategy, as the kernel's cpu_down_mask() goes); online order: primaries
 // first, then secondaries, each ascending.

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "input.h"
+
 namespace cpuhpd {
 
 namespace {
@@ -43,7 +45,7 @@ std::vector<Argument> split(std::string_view expression) {
 // The N of "package:N": decimal digits only.
 unsigned selector_number(const Argument& arg, std::size_t colon) {
     std::string_view digits = arg.text.substr(colon + 1);
-    std::string token(arg.text);
+    const std::string token = escape_excerpt(arg.text);
     if (digits.empty()) {
         throw MaskError("selector '" + token + "' needs a number after ':'", token, arg.position);
     }
@@ -61,6 +63,40 @@ unsigned selector_number(const Argument& arg, std::size_t colon) {
     return static_cast<unsigned>(value);
 }
 
+enum class SelectorKind { All, Smt, Package, Die, Node, Core };
+
+struct Selector {
+    SelectorKind kind = SelectorKind::All;
+    unsigned number = 0;
+};
+
+// The selector's syntax alone; what it matches needs the machine.
+Selector parse_selector(const Argument& arg) {
+    auto colon = arg.text.find(':');
+    std::string_view word = arg.text.substr(0, colon);
+    const bool numbered = colon != std::string_view::npos;
+    if (!numbered && word == "all") {
+        return {SelectorKind::All, 0};
+    }
+    if (!numbered && word == "smt") {
+        return {SelectorKind::Smt, 0};
+    }
+    if (numbered && word == "package") {
+        return {SelectorKind::Package, selector_number(arg, colon)};
+    }
+    if (numbered && word == "die") {
+        return {SelectorKind::Die, selector_number(arg, colon)};
+    }
+    if (numbered && word == "node") {
+        return {SelectorKind::Node, selector_number(arg, colon)};
+    }
+    if (numbered && word == "core") {
+        return {SelectorKind::Core, selector_number(arg, colon)};
+    }
+    const std::string token = escape_excerpt(arg.text);
+    throw MaskError("unknown selector '" + token + "' " + kExpected, token, arg.position);
+}
+
 CpuSet by_field(const MachineState& machine, int CpuTopology::*field, unsigned value) {
     CpuSet out;
     for (const auto& [cpu, topo] : machine.topology) {
@@ -72,31 +108,35 @@ CpuSet by_field(const MachineState& machine, int CpuTopology::*field, unsigned v
 }
 
 CpuSet resolve_selector(const Argument& arg, const MachineState& machine) {
-    std::string token(arg.text);
-    auto colon = arg.text.find(':');
-    std::string_view word = arg.text.substr(0, colon);
+    const Selector selector = parse_selector(arg);
+    const std::string token = escape_excerpt(arg.text);
     CpuSet out;
-    if (colon == std::string_view::npos && word == "all") {
-        out = machine.present;
-    } else if (colon == std::string_view::npos && word == "smt") {
-        out = machine.smt_secondaries();
-    } else if (colon != std::string_view::npos && word == "package") {
-        out = by_field(machine, &CpuTopology::package, selector_number(arg, colon));
-    } else if (colon != std::string_view::npos && word == "die") {
-        out = by_field(machine, &CpuTopology::die, selector_number(arg, colon));
-    } else if (colon != std::string_view::npos && word == "node") {
-        out = by_field(machine, &CpuTopology::node, selector_number(arg, colon));
-    } else if (colon != std::string_view::npos && word == "core") {
-        unsigned cpu = selector_number(arg, colon);
-        auto it = machine.topology.find(cpu);
-        if (it == machine.topology.end()) {
-            throw MaskError("selector '" + token + "': the topology of CPU " + std::to_string(cpu) +
-                                " is not known",
-                            token, arg.position);
+    switch (selector.kind) {
+        case SelectorKind::All:
+            out = machine.present;
+            break;
+        case SelectorKind::Smt:
+            out = machine.smt_secondaries();
+            break;
+        case SelectorKind::Package:
+            out = by_field(machine, &CpuTopology::package, selector.number);
+            break;
+        case SelectorKind::Die:
+            out = by_field(machine, &CpuTopology::die, selector.number);
+            break;
+        case SelectorKind::Node:
+            out = by_field(machine, &CpuTopology::node, selector.number);
+            break;
+        case SelectorKind::Core: {
+            auto it = machine.topology.find(selector.number);
+            if (it == machine.topology.end()) {
+                throw MaskError("selector '" + token + "': the topology of CPU " +
+                                    std::to_string(selector.number) + " is not known",
+                                token, arg.position);
+            }
+            out = it->second.siblings;
+            break;
         }
-        out = it->second.siblings;
-    } else {
-        throw MaskError("unknown selector '" + token + "' " + kExpected, token, arg.position);
     }
     if (out.empty()) {
         throw MaskError("selector '" + token + "' matches no CPU", token, arg.position);
@@ -108,41 +148,77 @@ bool is_numeric(const Argument& arg) {
     return !is_letter(arg.text[0]);  // a cpulist or a 0x cpumap
 }
 
-CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
-    std::string_view t = arg.text;
-    if (t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-        if (t.size() == 2) {
-            throw MaskError("no hex digits after '0x'", std::string(t), arg.position);
-        }
-        return parse_cpumap(t.substr(2), arg.position + 2);
-    }
-    if (!is_letter(t[0])) {
-        return parse_cpulist(t, arg.position);
-    }
+bool is_cpumap(std::string_view t) {
+    return t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+}
+
+// The kernel's "N" and "all" cpulist forms ("N", "all-3", "ALL,1"), which the cpulist
+// parser refuses with its own explanation.
+bool is_kernel_word_form(std::string_view t) {
     std::size_t n = 0;
     while (n < t.size() && is_letter(t[n])) {
         ++n;
     }
-    std::string word(t.substr(0, n));
-    std::string lower = word;
+    std::string lower(t.substr(0, n));
     for (char& c : lower) {
         c = static_cast<char>(c | 0x20);
     }
-    // The kernel's "N" and "all" cpulist forms: the parser explains why they are refused.
-    if ((word == "N" || (lower == "all" && t != "all")) &&
-        (n == t.size() || t[n] == '-' || t[n] == ',' || t[n] == ':')) {
-        return parse_cpulist(t, arg.position);
+    return (t.substr(0, n) == "N" || (lower == "all" && t != "all")) &&
+           (n == t.size() || t[n] == '-' || t[n] == ',' || t[n] == ':');
+}
+
+// A cpulist or cpumap argument, with CPU numbers below `cpu_bound`.
+CpuSet parse_numeric(const Argument& arg, unsigned cpu_bound) {
+    std::string_view t = arg.text;
+    if (is_cpumap(t)) {
+        if (t.size() == 2) {
+            throw MaskError("no hex digits after '0x'", std::string(t), arg.position);
+        }
+        return parse_cpumap(t.substr(2), arg.position + 2, cpu_bound);
+    }
+    return parse_cpulist(t, arg.position, cpu_bound);
+}
+
+CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
+    // No CPU beyond the last possible one can ever be brought up or down: refused before
+    // any range is filled.
+    const unsigned bound = machine.possible.empty() ? kMaxCpus : machine.possible.last() + 1;
+    if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+        return parse_numeric(arg, bound);
     }
     return resolve_selector(arg, machine);
+}
+
+// The limits of kMaxMaskBytes and kMaxMaskRegions, checked before anything is parsed.
+std::vector<Argument> checked_split(std::string_view expression) {
+    if (expression.size() > kMaxMaskBytes) {
+        throw MaskError("the mask is " + std::to_string(expression.size()) +
+                            " bytes long; the limit is " + std::to_string(kMaxMaskBytes),
+                        std::string(expression), 0);
+    }
+    std::size_t regions = 0;
+    bool in_region = false;
+    for (const char c : expression) {
+        const bool separator = is_space(c) || c == ',';
+        regions += (!separator && !in_region) ? 1 : 0;
+        in_region = !separator;
+    }
+    if (regions > kMaxMaskRegions) {
+        throw MaskError("the mask has " + std::to_string(regions) + " regions; the limit is " +
+                            std::to_string(kMaxMaskRegions),
+                        std::string(expression), 0);
+    }
+    std::vector<Argument> args = split(expression);
+    if (args.empty()) {
+        throw MaskError("empty CPU mask", std::string(expression), 0);
+    }
+    return args;
 }
 
 }  // namespace
 
 MaskSelection select_mask(std::string_view expression, const MachineState& machine) {
-    std::vector<Argument> args = split(expression);
-    if (args.empty()) {
-        throw MaskError("empty CPU mask", std::string(expression), 0);
-    }
+    const std::vector<Argument> args = checked_split(expression);
     MaskSelection out;
     for (const Argument& arg : args) {
         const CpuSet cpus = resolve_argument(arg, machine);
@@ -151,11 +227,22 @@ MaskSelection select_mask(std::string_view expression, const MachineState& machi
             out.named |= cpus;
         }
     }
+    out.smt_selector = args.size() == 1 && args.front().text == "smt";
     return out;
 }
 
 CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
     return select_mask(expression, machine).cpus;
+}
+
+void check_mask_syntax(std::string_view expression) {
+    for (const Argument& arg : checked_split(expression)) {
+        if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+            parse_numeric(arg, kMaxCpus);
+        } else {
+            parse_selector(arg);
+        }
+    }
 }
 
 }  // namespace cpuhpd

@@ -17,7 +17,9 @@ namespace cpuhpd {
 //                           package with die_id N), "node:N", "core:N" (the threads of
 //                           CPU N's core)
 // Throws MaskError naming the offending argument and its offset in `expression`; an
-// empty expression, an unknown selector, or a selector that matches no CPU are errors.
+// empty expression, an unknown selector, or a selector that matches no CPU are errors, and
+// so are CPU numbers beyond the machine's last possible CPU. Limits (input.h), checked
+// before anything is parsed: kMaxMaskBytes bytes, kMaxMaskRegions regions.
 CpuSet resolve_mask(std::string_view expression, const MachineState& machine);
 
 // The same, telling apart the CPUs the caller named by number (cpulist or cpumap) from
@@ -26,7 +28,14 @@ CpuSet resolve_mask(std::string_view expression, const MachineState& machine);
 struct MaskSelection {
     CpuSet cpus;   // the union of every argument
     CpuSet named;  // the CPUs named by number
+    // The expression is the selector "smt" alone: the caller asked for SMT, so the
+    // smt/control strategy may be used (a numeric mask never switches SMT off).
+    bool smt_selector = false;
 };
 MaskSelection select_mask(std::string_view expression, const MachineState& machine);
+
+// The syntax and limits alone, without a machine (config profiles): every argument must
+// be a valid cpulist, cpumap or selector. Throws MaskError.
+void check_mask_syntax(std::string_view expression);
 
 }  // namespace cpuhpd

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpulist.h"
+#include "input.h"
 
 namespace cpuhpd {
 
@@ -153,16 +154,17 @@ std::optional<std::string> TopologyMemory::load() {
         return std::nullopt;
     }
     std::error_code ec;
-    if (!std::filesystem::exists(cache_file_, ec)) {
+    if (std::filesystem::symlink_status(cache_file_, ec).type() ==
+        std::filesystem::file_type::not_found) {
         return std::nullopt;
-    }
-    auto text = read_attribute(cache_file_);
-    if (!text) {
-        return cache_file_.string() + ": cannot read it";
     }
     TopologyMap loaded;
     try {
-        loaded = parse_topology(*text + "\n");
+        // Our own file: a regular file, never a link (to /dev/zero, say), bounded.
+        const std::string text = read_regular_file(cache_file_, kMaxCacheBytes, Symlinks::Refuse);
+        loaded = parse_topology(text + "\n");
+    } catch (const FileError& e) {
+        return e.what();
     } catch (const std::exception& e) {
         return cache_file_.string() + ": " + e.what();
     }

@@ -34,7 +34,8 @@ public:
     explicit TopologyMemory(std::filesystem::path cache_file);
 
     // Loads the cache file if present; a malformed file is ignored (and reported in the
-    // returned message) since the live sysfs is the authority.
+    // returned message) since the live sysfs is the authority. Only a regular file of at
+    // most kMaxCacheBytes is read (no symbolic link, FIFO or device).
     std::optional<std::string> load();
     // Merges freshly read entries (they win) and saves if anything changed.
     void update(const TopologyMap& seen);

@@ -49,16 +49,35 @@ Daemon::Daemon(Config config)
     }
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+    if (stopper_.joinable()) {
+        stopper_.join();
+    }
+}
 
 MachineState Daemon::read_state() {
     const std::lock_guard lock(read_mutex_);
-    return read_machine(paths_, memory_);
+    MachineState state = read_machine(paths_, memory_);
+    // Without the cache, "package:1" stops resolving after a restart while package 1 is
+    // offline: say so once per distinct failure, and once when it works again.
+    if (memory_.save_error() != reported_save_error_) {
+        if (memory_.save_error()) {
+            log::warning(*memory_.save_error() +
+                         "; the topology of offline CPUs will be unknown after a restart");
+        } else {
+            log::info("topology cache saved again");
+        }
+        reported_save_error_ = memory_.save_error();
+    }
+    return state;
 }
 
 const MachineState& Daemon::state() {
-    if (!watch_uevents_) {
+    // Without uevents the tree is read again for each D-Bus message, once: a GetAll of
+    // every property, or a method that asks several times, reads it once.
+    if (!watch_uevents_ && !state_read_for_message_) {
         refresh();
+        state_read_for_message_ = true;
     }
     return state_;
 }
@@ -82,6 +101,9 @@ void Daemon::schedule_announce() {
 }
 
 void Daemon::submit(Request request, std::function<void(const RequestResult&)> done) {
+    if (stopping_ || !executor_) {
+        throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+    }
     const std::uint64_t token = next_token_++;
     pending_.emplace(token, std::move(done));
     try {
@@ -207,7 +229,7 @@ std::unique_ptr<sdbus::IConnection> Daemon::connect() const {
 void Daemon::start_uevents() {
     // Uevents come from the real kernel: they would only confuse a daemon pointed at a
     // fake tree (tests), which instead re-reads its tree on every call.
-    if (config_.sysfs_root.lexically_normal() != std::filesystem::path("/sys")) {
+    if (normalize_directory(config_.sysfs_root) != std::filesystem::path("/sys")) {
         log::info("sysfs root is " + config_.sysfs_root.string() +
                   ", not /sys: not listening to kernel uevents, re-reading on each call");
         return;
@@ -226,6 +248,30 @@ void Daemon::start_uevents() {
         }
     });
     watch_uevents_ = true;
+}
+
+void Daemon::begin_stop() {
+    if (stopping_) {
+        return;
+    }
+    stopping_ = true;
+    sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
+    // Callers of org.cpuhpd1 hear at once that nobody serves it (or activate a new
+    // instance) instead of waiting for a name that answers nothing; calls already addressed
+    // to this connection get replies: reads are served, changes refused Busy.
+    try {
+        connection_->releaseName(dbus::kBusName);
+    } catch (const sdbus::Error& error) {
+        log::warning(std::string("cannot release ") + dbus::kBusName + ": " + error.getMessage());
+    }
+    log::info(std::string("released ") + dbus::kBusName + "; finishing the batch in flight");
+    // The executor's destructor lets the batch in flight finish (never a half-done batch)
+    // and answers the queued requests Busy, through loop_.post(): it runs on a helper
+    // thread so that this loop keeps delivering those replies.
+    stopper_ = std::thread([this, executor = std::move(executor_)]() mutable {
+        executor.reset();
+        loop_.post([this] { loop_.exit(0); });
+    });
 }
 
 int Daemon::run() {
@@ -252,6 +298,7 @@ int Daemon::run() {
         return 1;
     }
     loop_.attach(*connection_);
+    loop_.before_each_message([this] { state_read_for_message_ = false; });
     // As hostnamed: publish the object first, then take the name, then report ready.
     adaptor_ = std::make_unique<ManagerAdaptor>(*connection_, *this);
     try {
@@ -263,6 +310,7 @@ int Daemon::run() {
         return 1;
     }
     start_uevents();
+    loop_.on_stop_signal([this] { begin_stop(); });
 
     log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
                   " bus; online " + state_.online.to_string() + ", capabilities " +
@@ -279,8 +327,12 @@ int Daemon::run() {
     const int code = loop_.run();
 
     sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
-    // Lets the batch in flight finish (never leave a half-done batch behind); requests
-    // still queued are answered Busy. Then deliver those replies and let go of the bus.
+    // After a stop signal the helper thread has finished the batch; after a failure of the
+    // loop (the bus went away) the batch in flight is finished here. Queued requests are
+    // answered Busy; then those replies are delivered and the bus is let go.
+    if (stopper_.joinable()) {
+        stopper_.join();
+    }
     executor_.reset();
     loop_.drain();
     loop_.drain();

@@ -11,6 +11,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
 
 #include "batch_runner.h"
 #include "config.h"
@@ -50,6 +53,9 @@ private:
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
     void start_uevents();
+    // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, and finish the batch
+    // in flight on a helper thread while this loop goes on serving; then leave the loop.
+    void begin_stop();
     std::unique_ptr<sdbus::IConnection> connect() const;
 
     Config config_;
@@ -58,13 +64,17 @@ private:
     NullJournal journal_;
     std::mutex read_mutex_;  // read_machine() updates memory_, from either thread
     TopologyMemory memory_;
+    std::optional<std::string> reported_save_error_;  // under read_mutex_
     BatchRunner runner_;
     EventLoop loop_;
 
     // Main thread only.
     MachineState state_;
     bool busy_ = false;
-    bool watch_uevents_ = false;  // else state() re-reads on every call
+    bool stopping_ = false;
+    std::thread stopper_;         // destroys the executor (waits for the batch in flight)
+    bool watch_uevents_ = false;  // else state() re-reads once for each D-Bus message
+    bool state_read_for_message_ = false;
     bool announce_pending_ = false;
     std::uint64_t next_token_ = 1;
     std::map<std::uint64_t, std::function<void(const RequestResult&)>> pending_;

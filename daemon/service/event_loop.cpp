@@ -92,8 +92,12 @@ int EventLoop::on_bus_prepare(sd_event_source* /*source*/, void* self) {
 
 void EventLoop::process_bus() {
     try {
-        while (bus_->processPendingRequest()) {
-        }
+        // processPendingRequest() dispatches at most one message.
+        do {
+            if (before_message_) {
+                before_message_();
+            }
+        } while (bus_->processPendingRequest());
     } catch (const std::exception& e) {
         // The connection is gone (bus daemon exited): nothing more can be served.
         log::error(std::string("D-Bus connection failed: ") + e.what());
@@ -166,10 +170,33 @@ int EventLoop::on_wake(sd_event_source* /*source*/, int fd, uint32_t /*revents*/
 
 int EventLoop::on_signal(sd_event_source* /*source*/, const struct signalfd_siginfo* info,
                          void* self) {
-    log::info(std::string("received SIG") + sigabbrev_np(static_cast<int>(info->ssi_signo)) +
-              ", stopping");
-    sd_event_exit(static_cast<EventLoop*>(self)->event_, 0);
+    auto* loop = static_cast<EventLoop*>(self);
+    const std::string name = std::string("SIG") + sigabbrev_np(static_cast<int>(info->ssi_signo));
+    if (loop->stop_signalled_) {
+        log::info("received " + name + " while stopping; still finishing the batch in flight");
+        return 0;
+    }
+    loop->stop_signalled_ = true;
+    log::info("received " + name + ", stopping");
+    if (!loop->stop_handler_) {
+        sd_event_exit(loop->event_, 0);
+        return 0;
+    }
+    try {
+        loop->stop_handler_();
+    } catch (const std::exception& e) {
+        log::error(std::string("stopping failed: ") + e.what());
+        sd_event_exit(loop->event_, 1);
+    }
     return 0;
+}
+
+void EventLoop::before_each_message(std::function<void()> hook) {
+    before_message_ = std::move(hook);
+}
+
+void EventLoop::on_stop_signal(std::function<void()> handler) {
+    stop_handler_ = std::move(handler);
 }
 
 int EventLoop::run() {

@@ -32,13 +32,20 @@ public:
     // poll the bus says which events and which deadline it waits for.
     void attach(sdbus::IConnection& connection);
 
+    // Calls `hook` on the main thread before each D-Bus message is dispatched.
+    void before_each_message(std::function<void()> hook);
+
     // Calls `on_readable` on the main thread whenever `fd` is readable.
     void watch(int fd, std::function<void()> on_readable);
 
     // Thread-safe: runs `task` on the main thread at its next iteration.
     void post(std::function<void()> task);
 
-    // Runs until a signal or exit(); returns the exit code.
+    // Called on the main thread at the first SIGTERM/SIGINT instead of leaving the loop;
+    // the handler calls exit() when the service has wound down. Later signals are ignored.
+    void on_stop_signal(std::function<void()> handler);
+
+    // Runs until a signal (without a stop handler) or exit(); returns the exit code.
     int run();
     void exit(int code);
     // Runs the queued tasks now (after run() returned, to deliver late completions).
@@ -63,6 +70,10 @@ private:
     sd_event_source* wake_source_ = nullptr;
     std::vector<sd_event_source*> sources_;  // signals and watched fds
     std::vector<std::unique_ptr<std::function<void()>>> watchers_;
+
+    std::function<void()> stop_handler_;
+    std::function<void()> before_message_;
+    bool stop_signalled_ = false;
 
     std::mutex mutex_;
     std::deque<std::function<void()>> tasks_;

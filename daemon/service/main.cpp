@@ -58,12 +58,8 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     if (options.log_level) {
         config.log_level = *options.log_level;
     }
-    if (!config.sysfs_root.is_absolute()) {
-        config.sysfs_root = std::filesystem::absolute(config.sysfs_root);
-    }
-    if (!config.state_dir.is_absolute()) {
-        config.state_dir = std::filesystem::absolute(config.state_dir);
-    }
+    config.sysfs_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.sysfs_root));
+    config.state_dir = cpuhpd::normalize_directory(std::filesystem::absolute(config.state_dir));
     return true;
 }
 

@@ -7,8 +7,10 @@
 #include <utility>
 
 #include "cpulist.h"
+#include "input.h"
 #include "log.h"
 #include "names.h"
+#include "options.h"
 #include "planner.h"
 #include "selector.h"
 #include "sysfs.h"
@@ -20,6 +22,16 @@ namespace {
 constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
 constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
 constexpr const char* kFailed = "org.freedesktop.DBus.Error.Failed";
+// Longest error message sent; messages quote input through escape_excerpt() already.
+constexpr std::size_t kMaxErrorMessage = 4096;
+// How long the bus driver may take to say who a caller is.
+constexpr std::uint64_t kCredentialsTimeoutUs = 5'000'000;
+
+// An error that sd-bus can always send: a message of printable ASCII (invalid UTF-8 makes
+// sd-bus refuse the reply and drop it), bounded.
+sdbus::Error sendable(const std::string& name, const std::string& message) {
+    return sdbus::Error(name, escape_excerpt(message, kMaxErrorMessage));
+}
 
 // Runs a handler body and turns whatever it throws into an sdbus::Error: in sdbus-c++ 1.2
 // anything else escaping a handler aborts the daemon.
@@ -27,17 +39,20 @@ template <typename Body>
 auto guarded(const char* what, Body&& body) -> decltype(body()) {
     try {
         return body();
-    } catch (const sdbus::Error&) {
-        throw;
+    } catch (const sdbus::Error& error) {
+        throw sendable(error.getName(), error.getMessage());
     } catch (const Refusal& refusal) {
-        throw sdbus::Error(error_name(refusal.kind()), refusal.what());
+        throw sendable(error_name(refusal.kind()), refusal.what());
     } catch (const MaskError& error) {
-        throw sdbus::Error(std::string(dbus::kErrorPrefix) + "InvalidMask",
-                           "invalid mask '" + error.token() + "' at position " +
-                               std::to_string(error.position()) + ": " + error.reason());
+        throw sendable(std::string(dbus::kErrorPrefix) + "InvalidMask",
+                       "invalid mask '" + error.token() + "' at position " +
+                           std::to_string(error.position()) + ": " + error.reason());
+    } catch (const OptionError& error) {
+        throw sendable(kInvalidArgs, error.what());
     } catch (const std::exception& error) {
-        log::error(std::string(what) + " failed: " + error.what());
-        throw sdbus::Error(kFailed, error.what());
+        log::error(std::string(what) +
+                   " failed: " + escape_excerpt(error.what(), kMaxErrorMessage));
+        throw sendable(kFailed, error.what());
     } catch (...) {
         log::error(std::string(what) + " failed with an unknown exception");
         throw sdbus::Error(kFailed, "internal error");
@@ -78,6 +93,54 @@ std::vector<std::string> capability_names(const MachineState& state) {
     return names;
 }
 
+// The options dictionary in message order, duplicates included: the generated glue hands
+// the handler a std::map, which keeps one of two equal keys. So the entries are read again
+// from the message being processed (its arguments were read already; rewinding moves only
+// its read position). At most kMaxOptions + 1 entries are read: more is refused anyway.
+std::vector<OptionEntry> option_entries(const sdbus::Message* message,
+                                        const std::map<std::string, sdbus::Variant>& fallback) {
+    std::vector<OptionEntry> entries;
+    auto entry_of = [](std::string key, const sdbus::Variant& value) {
+        OptionEntry entry;
+        entry.key = std::move(key);
+        entry.type = value.peekValueType();
+        if (value.containsValueOfType<std::string>()) {
+            entry.value = value.get<std::string>();
+        } else if (value.containsValueOfType<bool>()) {
+            entry.value = value.get<bool>();
+        }
+        return entry;
+    };
+    if (message == nullptr) {
+        for (const auto& [key, value] : fallback) {
+            entries.push_back(entry_of(key, value));
+        }
+        return entries;
+    }
+    auto& msg = const_cast<sdbus::Message&>(*message);
+    msg.rewind(true);
+    std::string first;  // the mask or the SMT state
+    msg >> first;
+    if (!msg.enterContainer("{sv}")) {
+        throw sdbus::Error(kInvalidArgs, "cannot read the options dictionary");
+    }
+    while (entries.size() <= kMaxOptions && msg.enterDictEntry("sv")) {
+        std::string key;
+        sdbus::Variant value;
+        msg >> key >> value;
+        entries.push_back(entry_of(std::move(key), value));
+        msg.exitDictEntry();
+    }
+    msg.clearFlags();
+    return entries;
+}
+
+// smt/control only when the caller asked for SMT (SetSmt, the "smt" selector) and it can
+// switch exactly these CPUs (it cannot when some siblings were changed one by one).
+StrategyKind smt_or_auto(Action action, const CpuSet& cpus, const MachineState& machine) {
+    return smt_control_applies(action, cpus, machine) ? StrategyKind::Smt : StrategyKind::Auto;
+}
+
 }  // namespace
 
 std::string error_name(RefusalKind kind) {
@@ -85,7 +148,9 @@ std::string error_name(RefusalKind kind) {
 }
 
 ManagerAdaptor::ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend)
-    : AdaptorInterfaces(connection, dbus::kObjectPath), backend_(backend) {
+    : AdaptorInterfaces(connection, dbus::kObjectPath),
+      backend_(backend),
+      bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
     announced_ = property_texts();
     registerAdaptor();
 }
@@ -94,61 +159,58 @@ ManagerAdaptor::~ManagerAdaptor() {
     unregisterAdaptor();
 }
 
-ManagerAdaptor::Options ManagerAdaptor::parse_options(
-    const std::map<std::string, sdbus::Variant>& options) {
-    Options parsed;
-    for (const auto& [key, value] : options) {
-        if (key == "mode") {
-            if (!value.containsValueOfType<std::string>()) {
-                throw sdbus::Error(kInvalidArgs, "option 'mode' must be a string (s)");
-            }
-            const auto text = value.get<std::string>();
-            try {
-                parsed.mode = parse_mode(text);
-            } catch (const std::invalid_argument&) {
-                throw sdbus::Error(kInvalidArgs,
-                                   "invalid mode '" + text + "': expected atomic or best-effort");
-            }
-        } else if (key == "strategy") {
-            if (!value.containsValueOfType<std::string>()) {
-                throw sdbus::Error(kInvalidArgs, "option 'strategy' must be a string (s)");
-            }
-            const auto text = value.get<std::string>();
-            try {
-                parsed.strategy = parse_strategy(text);
-            } catch (const std::invalid_argument&) {
-                throw sdbus::Error(kInvalidArgs, "invalid strategy '" + text +
-                                                     "': expected auto, bulk, smt or per-cpu");
-            }
-        } else if (key == "dry_run") {
-            if (!value.containsValueOfType<bool>()) {
-                throw sdbus::Error(kInvalidArgs, "option 'dry_run' must be a boolean (b)");
-            }
-            parsed.dry_run = value.get<bool>();
-        } else {
-            throw sdbus::Error(kInvalidArgs, "unknown option '" + key + "'");
-        }
+RequestOptions ManagerAdaptor::read_options(
+    const std::map<std::string, sdbus::Variant>& options) const {
+    return decode_options(option_entries(getObject().getCurrentlyProcessedMessage(), options));
+}
+
+// The caller's uid as the bus verified it: UnixUserID of
+// org.freedesktop.DBus.GetConnectionCredentials, which the bus took from the socket
+// (SO_PEERCRED) when the caller connected. Never looked up by PID (/proc/PID may belong to
+// another process by now). Empty, with `why` set, when the bus gives none.
+std::optional<uid_t> ManagerAdaptor::verified_caller_uid(std::string& why) const {
+    const auto* message = getObject().getCurrentlyProcessedMessage();
+    if (message == nullptr) {
+        why = "no message is being processed";
+        return std::nullopt;
     }
-    return parsed;
+    try {
+        std::map<std::string, sdbus::Variant> creds;
+        bus_driver_->callMethod("GetConnectionCredentials")
+            .onInterface("org.freedesktop.DBus")
+            .withTimeout(kCredentialsTimeoutUs)
+            .withArguments(message->getSender())
+            .storeResultsTo(creds);
+        const auto it = creds.find("UnixUserID");
+        if (it == creds.end() || !it->second.containsValueOfType<uint32_t>()) {
+            why = "the bus reports no UnixUserID for the caller";
+            return std::nullopt;
+        }
+        return static_cast<uid_t>(it->second.get<uint32_t>());
+    } catch (const sdbus::Error& error) {
+        why = "GetConnectionCredentials failed: " + error.getName() + ": " + error.getMessage();
+        return std::nullopt;
+    }
 }
 
 // Changing CPU state needs root. The bus policy already says so on the system bus; this
 // also covers private buses and a policy that was edited. A daemon that does not run as
 // root (tests on a fake tree) also accepts its own user, who could write that tree anyway.
-void ManagerAdaptor::check_access(const Options& options) const {
+// A caller whose identity the bus cannot vouch for is refused.
+void ManagerAdaptor::check_access(const RequestOptions& options) const {
     if (options.dry_run) {
         return;
     }
-    const auto* message = getObject().getCurrentlyProcessedMessage();
-    uid_t uid = static_cast<uid_t>(-1);
-    try {
-        if (message != nullptr) {
-            uid = message->getCredsUid();
-        }
-    } catch (const sdbus::Error& error) {
-        log::warning(std::string("cannot read the caller's credentials: ") + error.what());
+    std::string why;
+    const std::optional<uid_t> uid = verified_caller_uid(why);
+    if (!uid) {
+        log::warning("refusing a change from " + caller() +
+                     ": cannot verify the caller's identity: " + why);
+        throw sdbus::Error(kAccessDenied,
+                           "cannot verify the caller's identity (" + why +
+                               "); changing CPU state needs credentials the bus vouches for");
     }
-    if (uid == static_cast<uid_t>(-1) || (uid != 0 && uid != geteuid())) {
+    if (*uid != 0 && *uid != geteuid()) {
         throw sdbus::Error(kAccessDenied, "changing CPU state needs root");
     }
 }
@@ -166,8 +228,8 @@ std::string ManagerAdaptor::caller() const {
 }
 
 void ManagerAdaptor::start(ChangeResult result, Action action, const std::string& mask,
-                           const CpuSet& cpus, const CpuSet& selected_only, const Options& options,
-                           StrategyKind default_strategy) {
+                           const CpuSet& cpus, const CpuSet& selected_only,
+                           const RequestOptions& options, StrategyKind default_strategy) {
     Request request;
     request.action = action;
     request.mask = mask;
@@ -184,26 +246,33 @@ void ManagerAdaptor::start(ChangeResult result, Action action, const std::string
         const ChangeResult& call = *reply;
         try {
             if (done.refusal) {
-                call.returnError(
-                    sdbus::Error(error_name(done.refusal->kind()), done.refusal->what()));
+                call.returnError(sendable(error_name(done.refusal->kind()), done.refusal->what()));
             } else {
                 call.returnResults(to_dbus(done.cpus), summary_of(done));
             }
         } catch (const std::exception& error) {
-            // The caller went away or the connection broke: nothing left to tell anyone.
+            // Every caller gets a reply: when this one cannot be sent, a generic error is.
+            // If that fails too, the caller went away or the connection broke.
             log::warning(std::string("cannot send a reply: ") + error.what());
+            try {
+                call.returnError(sdbus::Error(kFailed, "cpuhpd could not send the reply"));
+            } catch (const std::exception& again) {
+                log::warning(std::string("cannot send an error reply either: ") + again.what());
+            }
         }
     });
 }
 
 void ManagerAdaptor::change(ChangeResult&& result, Action action, const std::string& mask,
                             const std::map<std::string, sdbus::Variant>& options) {
-    const Options parsed = parse_options(options);
+    const RequestOptions parsed = read_options(options);
     check_access(parsed);
     const MachineState& state = backend_.state();
     const MaskSelection selection = select_mask(mask, state);
+    const StrategyKind strategy =
+        selection.smt_selector ? smt_or_auto(action, selection.cpus, state) : StrategyKind::Auto;
     start(std::move(result), action, mask, selection.cpus, selection.cpus - selection.named, parsed,
-          StrategyKind::Auto);
+          strategy);
 }
 
 void ManagerAdaptor::Offline(ChangeResult&& result, std::string mask,
@@ -225,10 +294,10 @@ void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
         } else if (state == "on") {
             action = Action::Online;
         } else {
-            throw sdbus::Error(kInvalidArgs,
-                               "invalid SMT state '" + state + "': expected on or off");
+            throw sdbus::Error(kInvalidArgs, "invalid SMT state '" + escape_excerpt(state) +
+                                                 "': expected on or off");
         }
-        const Options parsed = parse_options(options);
+        const RequestOptions parsed = read_options(options);
         check_access(parsed);
         const MachineState& machine = backend_.state();
         const CpuSet cpus = machine.smt_secondaries();
@@ -236,11 +305,8 @@ void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
             throw sdbus::Error(error_name(RefusalKind::NotSupported),
                                "this machine has no SMT sibling threads");
         }
-        // smt/control when it can switch exactly these CPUs (it cannot when some siblings
-        // were changed one by one), else whatever the engine finds best.
-        const StrategyKind strategy =
-            smt_control_applies(action, cpus, machine) ? StrategyKind::Smt : StrategyKind::Auto;
-        start(std::move(result), action, "smt", cpus, cpus, parsed, strategy);
+        start(std::move(result), action, "smt", cpus, cpus, parsed,
+              smt_or_auto(action, cpus, machine));
     });
 }
 

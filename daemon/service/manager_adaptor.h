@@ -4,15 +4,18 @@
 #pragma once
 
 #include <sdbus-c++/sdbus-c++.h>
+#include <sys/types.h>
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cpuhpd-adaptor.h"
 #include "machine.h"
+#include "options.h"
 #include "request.h"
 #include "settings.h"
 
@@ -68,17 +71,15 @@ private:
     std::vector<std::string> Capabilities() override;
     bool Busy() override;
 
-    struct Options {
-        std::optional<Mode> mode;
-        std::optional<StrategyKind> strategy;
-        bool dry_run = false;
-    };
-    static Options parse_options(const std::map<std::string, sdbus::Variant>& options);
-    void check_access(const Options& options) const;
+    // Decodes the options of the call being processed (throws OptionError).
+    RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;
+    std::optional<uid_t> verified_caller_uid(std::string& why) const;
+    void check_access(const RequestOptions& options) const;
     std::string caller() const;
     // `selected_only`: the CPUs only selectors named (see Request::selected_only).
     void start(ChangeResult result, Action action, const std::string& mask, const CpuSet& cpus,
-               const CpuSet& selected_only, const Options& options, StrategyKind default_strategy);
+               const CpuSet& selected_only, const RequestOptions& options,
+               StrategyKind default_strategy);
     void change(ChangeResult&& result, Action action, const std::string& mask,
                 const std::map<std::string, sdbus::Variant>& options);
 
@@ -86,6 +87,7 @@ private:
     std::map<std::string, std::string> property_texts();
 
     ManagerBackend& backend_;
+    std::unique_ptr<sdbus::IProxy> bus_driver_;     // org.freedesktop.DBus, for credentials
     std::map<std::string, std::string> announced_;  // property -> comparable text
 };
 

@@ -645,6 +645,12 @@ int read_vardict(sd_bus_message* m, std::map<std::string, Variant>& out) {
 CallResult RawClient::call(const std::string& method, const std::string& arg,
                            const std::map<std::string, Option>& options,
                            std::chrono::seconds timeout) {
+    return call_with_entries(method, arg, {options.begin(), options.end()}, timeout);
+}
+
+CallResult RawClient::call_with_entries(const std::string& method, const std::string& arg,
+                                        const std::vector<std::pair<std::string, Option>>& options,
+                                        std::chrono::seconds timeout) {
     MessageRef msg;
     check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, method.c_str()),
           "new_method_call");

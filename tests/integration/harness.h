@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -177,6 +178,10 @@ public:
     CallResult call(const std::string& method, const std::string& arg,
                     const std::map<std::string, Option>& options = {},
                     std::chrono::seconds timeout = 30s);
+    // The same with the options' entries in this order, duplicates included.
+    CallResult call_with_entries(const std::string& method, const std::string& arg,
+                                 const std::vector<std::pair<std::string, Option>>& options,
+                                 std::chrono::seconds timeout = 30s);
     // Property getters; on a D-Bus error they throw std::runtime_error with its name.
     std::string get_string(const std::string& property);
     std::vector<std::string> get_strv(const std::string& property);

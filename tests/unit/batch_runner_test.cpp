@@ -134,15 +134,36 @@ TEST(BatchRunner, RequestThatBecameImpossibleIsRefusedAlone) {
 
 TEST(BatchRunner, SmtStrategyWritesSmtControlOnce) {
     FakeMachine m;
-    auto r = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(8, 15))}).results[0];
+    auto r = m.runner
+                 ->run(1, {m.request(Action::Offline, CpuSet::range(8, 15), Mode::Atomic,
+                                     StrategyKind::Smt)})
+                 .results[0];
     EXPECT_EQ(r.strategy, StrategyKind::Smt);
     EXPECT_EQ(r.outcome, Outcome::Ok);
     EXPECT_EQ(m.writer.writes_to("devices/system/cpu/smt/control"),
               (std::vector<std::string>{"off"}));
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7));
-    auto back = m.runner->run(2, {m.request(Action::Online, CpuSet::range(8, 15))}).results[0];
+    auto back = m.runner
+                    ->run(2, {m.request(Action::Online, CpuSet::range(8, 15), Mode::Atomic,
+                                        StrategyKind::Smt)})
+                    .results[0];
     EXPECT_EQ(back.strategy, StrategyKind::Smt);
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
+}
+
+// Issue 9: the mask 8-15 equals every secondary thread; without a forced smt strategy it
+// goes through the per-CPU files and smt/control stays on, so each sibling can come back
+// on its own.
+TEST(BatchRunner, NumericMaskOfEverySecondaryLeavesSmtControlAlone) {
+    FakeMachine m;
+    auto r = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(8, 15))}).results[0];
+    EXPECT_EQ(r.strategy, StrategyKind::PerCpu);
+    EXPECT_EQ(r.outcome, Outcome::Ok);
+    EXPECT_TRUE(m.writer.writes_to("devices/system/cpu/smt/control").empty());
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7));
+    auto one = m.runner->run(2, {m.request(Action::Online, set({9}))}).results[0];
+    EXPECT_EQ(one.outcome, Outcome::Ok);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7) | set({9}));
 }
 
 FakeTopology bulk_topology() {

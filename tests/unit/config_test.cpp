@@ -3,11 +3,14 @@
 #include "config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "input.h"
 
 namespace cpuhpd {
 namespace {
@@ -183,6 +186,78 @@ TEST_F(ConfigFile, MissingFile) {
 
 TEST_F(ConfigFile, DirectoryIsAnErrorEvenWhenMissingIsOk) {
     EXPECT_THROW(load_config(dir_, true), ConfigError);
+}
+
+// Issue 9: a FIFO as the config hung start-up and --check-config; a link to /dev/zero or
+// a huge file was read whole. Only a regular file of at most 1 MiB is read.
+TEST_F(ConfigFile, OnlyARegularFileOfBoundedSizeIsRead) {
+    const auto fifo = dir_ / "fifo.yaml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    try {
+        load_config(fifo);
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  fifo.string() + ": is not a regular file (a FIFO, socket or device)");
+    }
+    const auto zero = dir_ / "zero.yaml";
+    std::filesystem::create_symlink("/dev/zero", zero);
+    EXPECT_THROW(load_config(zero), ConfigError);
+    const auto big = dir_ / "big.yaml";
+    std::ofstream(big) << "# " << std::string(kMaxConfigBytes, 'x') << "\nmin_online: 2\n";
+    try {
+        load_config(big);
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("the limit is 1 MiB"), std::string::npos)
+            << error.what();
+    }
+    // A link to a regular file is followed (configuration management installs those).
+    const auto real = dir_ / "real.yaml";
+    std::ofstream(real) << "min_online: 2\n";
+    const auto link = dir_ / "link.yaml";
+    std::filesystem::create_symlink(real, link);
+    EXPECT_EQ(load_config(link).engine.min_online, 2u);
+}
+
+// Issue 9: yaml-cpp's Load() read the first document and dropped the rest silently.
+TEST(Config, ASecondDocumentIsRefusedWithItsLine) {
+    EXPECT_EQ(error_of("min_online: 2\n---\nmin_online: 3\n"),
+              "test.yaml:2: a second YAML document ('---'): the config is one document");
+    EXPECT_EQ(error_of("---\n# first\nmin_online: 2\n\n---\n"),
+              "test.yaml:5: a second YAML document ('---'): the config is one document");
+    EXPECT_EQ(parse_config("---\nmin_online: 2\n", "test.yaml").engine.min_online, 2u);
+}
+
+// Found by fuzzing: on ",\"" yaml-cpp 0.7's LoadAll() never returns (memory grows) and
+// Load() reads a null document, i.e. all defaults. Refused as a syntax error.
+TEST(Config, TextTheYamlParserCannotReadIsRefused) {
+    EXPECT_EQ(error_of(",\"\n"),
+              "test.yaml:1: YAML syntax error: text the YAML parser cannot read");
+    EXPECT_EQ(error_of(",s0sfs*_root: /syro@$:ed_cp\"\n"),
+              "test.yaml:1: YAML syntax error: text the YAML parser cannot read");
+}
+
+// Issue 9: the config file says profile masks are checked; "zzz" passed.
+TEST(Config, ProfileMasksAreCheckedAtLoad) {
+    EXPECT_EQ(error_of("profiles:\n  night:\n    offline: zzz\n"),
+              "test.yaml:3: key 'profiles.night.offline': invalid mask 'zzz' at position 0: "
+              "unknown selector 'zzz' (expected all, smt, package:N, die:N, node:N, core:N)");
+    EXPECT_EQ(error_of("profiles:\n  day:\n    online: \"1-\"\n"),
+              "test.yaml:3: key 'profiles.day.online': invalid mask '1-' at position 0: invalid "
+              "cpulist region '1-': expected a CPU number after '-', found the end of the region");
+    const Config ok = parse_config(
+        "profiles:\n  night:\n    offline: \"package:1 0-3,8\"\n    online: all\n", "test.yaml");
+    EXPECT_EQ(ok.profiles.at("night").offline, "package:1 0-3,8");
+}
+
+// Issue 9: "sysfs_root: /sys/" compared unequal to /sys and turned uevents off silently.
+TEST(Config, DirectoriesAreNormalised) {
+    EXPECT_EQ(parse_config("sysfs_root: /sys/\n", "test.yaml").sysfs_root, "/sys");
+    EXPECT_EQ(parse_config("sysfs_root: /sys/./\n", "test.yaml").sysfs_root, "/sys");
+    EXPECT_EQ(parse_config("state_dir: /run//cpuhpd/\n", "test.yaml").state_dir, "/run/cpuhpd");
+    EXPECT_EQ(parse_config("sysfs_root: /\n", "test.yaml").sysfs_root, "/");
+    EXPECT_EQ(normalize_directory("/sys/"), "/sys");
 }
 
 TEST(Config, ShippedDefaultFileParses) {

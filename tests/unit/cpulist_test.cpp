@@ -292,5 +292,73 @@ TEST(Errno, NamesAndTexts) {
     EXPECT_FALSE(errno_text(98765).empty());
 }
 
+// True when every byte is printable ASCII (what sd-bus can always send as a message).
+bool printable_ascii(const std::string& text) {
+    for (const char c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Issue 9: found by a fuzzer: "1-2:3" read one byte past the region to describe what
+// followed the used count (and reported "byte 0x00").
+TEST(Cpulist, GroupFormCutAfterTheUsedCountSaysTheRegionEnded) {
+    MaskError e = list_error("1-2:3");
+    EXPECT_NE(std::string(e.what()).find("found the end of the region"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("0x00"), std::string::npos) << e.what();
+    e = list_error("1-2:3,4");
+    EXPECT_NE(std::string(e.what()).find("found the end of the region"), std::string::npos)
+        << e.what();
+}
+
+// Issue 9: byte 0xa0 is the second byte of UTF-8 characters (U+00A0 no-break space is
+// "\xc2\xa0", U+00E0 is "\xc3\xa0"): it is not a separator, and the message quotes the
+// input escaped, as valid ASCII.
+TEST(Cpulist, NoBreakSpaceIsNotASeparatorAndMessagesAreAscii) {
+    for (const std::string text : {"1\xc2\xa0"
+                                   "2",
+                                   "1,\xc3\xa0", "1\xa0"}) {
+        const MaskError e = list_error(text);
+        EXPECT_TRUE(printable_ascii(e.what())) << e.what();
+        EXPECT_TRUE(printable_ascii(e.token())) << e.token();
+        EXPECT_NE(std::string(e.what()).find("\\xa0"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_cpumap("ff\xa0"
+                              "00"),
+                 MaskError);
+}
+
+TEST(Cpulist, ControlBytesAreEscapedAndLongInputIsQuotedInPart) {
+    MaskError e = list_error("1,\x1b[2J");
+    EXPECT_TRUE(printable_ascii(e.what())) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\\x1b[2J"), std::string::npos) << e.what();
+    const std::string huge = "1-" + std::string(99998, 'x');
+    e = list_error(huge);
+    EXPECT_LT(std::string(e.what()).size(), 400u);
+    EXPECT_LT(e.token().size(), 100u);
+    EXPECT_NE(e.token().find("(100000 bytes)"), std::string::npos) << e.token();
+}
+
+TEST(Cpulist, CpuBoundIsCheckedBeforeAnyCpuIsAdded) {
+    EXPECT_EQ(parse_cpulist("0-15", 0, 16), CpuSet::range(0, 15));
+    try {
+        parse_cpulist("0-3,2-16", 0, 16);
+        FAIL() << "no error";
+    } catch (const MaskError& e) {
+        EXPECT_EQ(e.token(), "16");
+        EXPECT_EQ(e.position(), 6u);
+        EXPECT_NE(std::string(e.what()).find("the last possible CPU is 15"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(parse_cpumap("10000", 0, 16), MaskError);
+    EXPECT_EQ(parse_cpumap("ffff", 0, 16), CpuSet::range(0, 15));
+    // Group form and plain ranges fill the same CPUs as before.
+    EXPECT_EQ(parse_cpulist("0-31:2/8"), of({0, 1, 8, 9, 16, 17, 24, 25}));
+    EXPECT_EQ(parse_cpulist("0-8191"), CpuSet::range(0, 8191));
+}
+
 }  // namespace
 }  // namespace cpuhpd

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine_fixture.h"
+#include "input.h"
 
 namespace cpuhpd::test {
 namespace {
@@ -72,6 +73,22 @@ struct GatedExecutor {
     Executor ex;
 };
 
+// A machine without a coalescing window, an executor over it whose first write waits at
+// its gate, and the results of what is submitted.
+struct GatedMachine {
+    explicit GatedMachine(std::size_t max_queued = EngineSettings{}.max_queued_requests)
+        : m({}, settings(max_queued)), g(m) {}
+    static EngineSettings settings(std::size_t max_queued) {
+        EngineSettings s;
+        s.coalesce = 0ms;
+        s.max_queued_requests = max_queued;
+        return s;
+    }
+    FakeMachine m;
+    GatedExecutor g;
+    Results results;
+};
+
 TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     EngineSettings s;
     s.coalesce = 300ms;
@@ -100,12 +117,10 @@ TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
 }
 
 TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
-    EngineSettings s;
-    s.coalesce = 0ms;
-    FakeMachine m({}, s);
-    GatedExecutor g(m);
-    auto& [gate, runner, ex] = g;
-    Results results;
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();  // the first batch is writing now
     EXPECT_TRUE(ex.busy());
@@ -156,13 +171,10 @@ TEST(Executor, RefusesUpFrontWithoutQueueing) {
 }
 
 TEST(Executor, SaysBusyWhenTheQueueIsFull) {
-    EngineSettings s;
-    s.coalesce = 0ms;
-    s.max_queued_requests = 1;
-    FakeMachine m({}, s);
-    GatedExecutor g(m);
-    auto& [gate, runner, ex] = g;
-    Results results;
+    GatedMachine t(1);
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
     ex.submit(m.request(Action::Offline, set({4})), results.slot());
     gate.entered_.get_future().wait();
     ex.submit(m.request(Action::Offline, set({5})), results.slot());  // queued
@@ -175,6 +187,36 @@ TEST(Executor, SaysBusyWhenTheQueueIsFull) {
     gate.release_.set_value();
     results.wait_for(2);
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 5}));
+}
+
+// Issue 9 (fairness): one caller cannot fill the whole queue; others still get in.
+TEST(Executor, OneCallerMayQueueOnlyItsShare) {
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
+    auto from = [&](const std::string& caller, Action action, const CpuSet& cpus) {
+        Request r = m.request(action, cpus);
+        r.caller = caller;
+        return r;
+    };
+    ex.submit(from(":1.7", Action::Offline, set({4})), results.slot());
+    gate.entered_.get_future().wait();  // that batch runs; what follows is queued
+    for (std::size_t i = 0; i < kMaxQueuedPerCaller; ++i) {
+        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+    }
+    try {
+        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+        ADD_FAILURE() << "one caller queued more than its share";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::Busy);
+        EXPECT_NE(std::string(r.what()).find("the most one caller may have"), std::string::npos)
+            << r.what();
+    }
+    ex.submit(from(":1.8", Action::Online, set({5})), results.slot());
+    gate.release_.set_value();
+    results.wait_for(kMaxQueuedPerCaller + 2);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4}));
 }
 
 TEST(Executor, ReportsBusyTransitionsAndFinishedBatches) {

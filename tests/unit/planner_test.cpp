@@ -34,19 +34,20 @@ TEST(Planner, SkipsCpusAlreadyInTargetState) {
     EXPECT_EQ(plan.order, (std::vector<unsigned>{6, 4}));
 }
 
-TEST(Planner, ChoosesSmtControlForExactlyTheSecondaries) {
+// Issue 9: smt/control switches SMT off for the whole machine, after which bringing one
+// sibling back fails with EPERM. A numeric mask that happens to equal every secondary
+// thread ("offline 8-15") must not pick it; only a forced smt strategy does.
+TEST(Planner, NeverChoosesSmtControlUnlessForced) {
     FakeMachine m;
     const MachineState state = m.state();
     EXPECT_EQ(state.smt_secondaries(), CpuSet::range(8, 15));
     EXPECT_EQ(
         make_plan(Action::Offline, CpuSet::range(8, 15), StrategyKind::Auto, state, m.settings)
             .strategy,
-        StrategyKind::Smt);
-    EXPECT_EQ(
-        make_plan(Action::Offline, CpuSet::range(8, 14), StrategyKind::Auto, state, m.settings)
-            .strategy,
         StrategyKind::PerCpu);
-    // Switching on needs smt/control "off": "on" while already on changes nothing.
+    EXPECT_EQ(make_plan(Action::Offline, CpuSet::range(8, 15), StrategyKind::Smt, state, m.settings)
+                  .strategy,
+              StrategyKind::Smt);
     EXPECT_EQ(make_plan(Action::Online, CpuSet::range(8, 15), StrategyKind::Auto, state, m.settings)
                   .strategy,
               StrategyKind::PerCpu);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fake_sysfs.h"
+#include "input.h"
 #include "machine.h"
 
 namespace cpuhpd {
@@ -24,6 +25,7 @@ protected:
     static FakeTopology topo() {
         FakeTopology t;
         t.nodes = 2;
+        t.possible_extra = 112;  // possible 0-127, present 0-15
         return t;
     }
     CpuSet resolve(std::string_view expression) { return resolve_mask(expression, machine_); }
@@ -49,6 +51,53 @@ TEST_F(Selector, Cpulists) {
     EXPECT_EQ(resolve("  5 \n"), of({5}));
     // Not limited to present CPUs: the planner refuses those with a better message.
     EXPECT_EQ(resolve("100"), of({100}));
+}
+
+// Issue 9: CPUs beyond the last possible one are refused before any range is filled, so
+// "0-8191" repeated costs no more than the machine's possible CPUs.
+TEST_F(Selector, CpusBeyondTheLastPossibleOneAreRefusedWhileParsing) {
+    MaskError e = error("4,100-8191");
+    EXPECT_EQ(e.token(), "8191");
+    EXPECT_EQ(e.position(), 6u);
+    EXPECT_NE(std::string(e.what()).find("the last possible CPU is 127"), std::string::npos)
+        << e.what();
+    e = error("0x1,00000000,00000000,00000000,00000000");
+    EXPECT_NE(std::string(e.what()).find("sets CPU 128"), std::string::npos) << e.what();
+}
+
+// Issue 9: limits on the length and the number of regions, checked before parsing.
+TEST_F(Selector, MaskLengthAndRegionCountAreLimited) {
+    std::string regions;
+    for (std::size_t i = 0; i + 1 < kMaxMaskRegions; ++i) {
+        regions += "1,";
+    }
+    EXPECT_EQ(resolve(regions + "2"), of({1, 2}));
+    MaskError e = error(regions + "2,3");
+    EXPECT_NE(std::string(e.what()).find("8193 regions; the limit is 8192"), std::string::npos)
+        << e.what();
+    EXPECT_LT(e.token().size(), 100u);
+    const std::string longest(kMaxMaskBytes - 1, ' ');
+    EXPECT_EQ(resolve(longest + "5"), of({5}));
+    e = error(longest + "55");
+    EXPECT_NE(std::string(e.what()).find("65537 bytes long; the limit is 65536"), std::string::npos)
+        << e.what();
+}
+
+TEST_F(Selector, OnlyTheSmtSelectorAloneAsksForSmt) {
+    EXPECT_TRUE(select_mask("smt", machine_).smt_selector);
+    EXPECT_TRUE(select_mask(" smt\n", machine_).smt_selector);
+    EXPECT_FALSE(select_mask("8-15", machine_).smt_selector);
+    EXPECT_FALSE(select_mask("smt 1", machine_).smt_selector);
+}
+
+// Config profiles: syntax and limits without a machine.
+TEST(MaskSyntax, ChecksEveryArgumentWithoutAMachine) {
+    EXPECT_NO_THROW(check_mask_syntax("package:1 0-3,8 0xff smt all core:3 node:0 die:0"));
+    EXPECT_THROW(check_mask_syntax("zzz"), MaskError);
+    EXPECT_THROW(check_mask_syntax("package:"), MaskError);
+    EXPECT_THROW(check_mask_syntax("1-"), MaskError);
+    EXPECT_THROW(check_mask_syntax(""), MaskError);
+    EXPECT_THROW(check_mask_syntax("8192"), MaskError);
 }
 
 TEST_F(Selector, HexCpumaps) {

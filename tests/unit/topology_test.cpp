@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 #include "fake_sysfs.h"
+#include "input.h"
 
 namespace cpuhpd {
 namespace {
@@ -185,6 +188,43 @@ TEST(TopologyMemory, CorruptCacheIsIgnoredWithAMessage) {
         EXPECT_EQ(again.load(), std::nullopt);
         EXPECT_EQ(again.known(), sample());
     }
+}
+
+// Issue 9: a cache that is a link to /dev/zero was read without bound (std::bad_alloc), a
+// FIFO hung the start-up. Only a regular file of at most kMaxCacheBytes is read.
+TEST(TopologyMemory, CacheThatIsNoRegularFileOrTooLargeIsIgnoredWithAMessage) {
+    TempDir dir;
+    const fs::path cache = dir.path() / "topology.cache";
+    auto message_for = [&](const std::function<void()>& make) {
+        std::error_code ec;
+        fs::remove(cache, ec);
+        make();
+        TopologyMemory memory(cache);
+        std::optional<std::string> message;
+        EXPECT_NO_THROW(message = memory.load());
+        EXPECT_TRUE(memory.known().empty());
+        return message.value_or("no message");
+    };
+    EXPECT_NE(
+        message_for([&] { fs::create_symlink("/dev/zero", cache); }).find("is a symbolic link"),
+        std::string::npos);
+    EXPECT_NE(message_for([&] {
+                  ASSERT_EQ(::mkfifo(cache.c_str(), 0600), 0);
+              }).find("is not a regular file"),
+              std::string::npos);
+    EXPECT_NE(message_for([&] { fs::create_directory(cache); }).find("is a directory"),
+              std::string::npos);
+    // A real cache with a very long comment: refused above the limit, before parsing.
+    EXPECT_NE(message_for([&] {
+                  write_file(cache, serialize_topology(sample()) + "# " +
+                                        std::string(kMaxCacheBytes, 'x') + "\n");
+              }).find("the limit is 4 MiB"),
+              std::string::npos);
+    const std::string fits = serialize_topology(sample());
+    write_file(cache, fits);
+    TopologyMemory memory(cache);
+    EXPECT_EQ(memory.load(), std::nullopt);
+    EXPECT_EQ(memory.known(), sample());
 }
 
 TEST(TopologyMemory, WithoutACacheFileNothingIsPersisted) {

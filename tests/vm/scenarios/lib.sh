@@ -273,15 +273,17 @@ caps() {
     cat $CAPS_FILE 2>/dev/null
 }
 has_cap() { have_binaries && contains " $(caps) " "$1"; }
-# expected_strategy ACTION "CPUS": what the daemon's planner picks with --strategy auto,
-# derived from its Capabilities and the kernel's state (call it BEFORE the request):
-# bulk when offered; else smt when CPUS are exactly the SMT secondaries and
-# smt/control can switch them (on for offline, off for online); else per-cpu.
+# expected_strategy ACTION "CPUS" [smt-selector]: what the daemon picks with --strategy
+# auto, derived from its Capabilities and the kernel's state (call it BEFORE the
+# request): smt only when the request named the `smt` selector (third argument) and
+# smt/control can switch exactly CPUS (on for offline, off for online), even where bulk
+# is offered; else bulk when offered; else per-cpu. A numeric mask never switches SMT
+# for the whole machine, even when it names every secondary thread.
 expected_strategy() {
-    if has_cap bulk; then echo bulk; return; fi
-    if has_cap smt && [ -n "$2" ] && [ "$(union "$2")" = "$(smt_secondaries)" ]; then
+    if [ "${3:-}" = smt-selector ] && has_cap smt && [ "$(union "$2")" = "$(smt_secondaries)" ]; then
         case "$1:$(smt_control)" in offline:on|online:off) echo smt; return ;; esac
     fi
+    if has_cap bulk; then echo bulk; return; fi
     echo per-cpu
 }
 # assert_strategy EXPECTED CTX: the last cc --json result used EXPECTED

@@ -17,16 +17,17 @@ MAX=$(last $(present))
 # round-trip MASK EXPECTED DESCRIPTION [ARGS...]: offline then online, checking both
 round_trip() {
     local desc="$1" want="$(echo "$2" | norm)"; shift 2
-    local strat
+    local strat sel=""
+    [ "$*" = smt ] && sel=smt-selector
     echo "-- $desc: cpuctl offline $* (expect {$(compress $want)})"
-    strat=$(expected_strategy offline "$want")
+    strat=$(expected_strategy offline "$want" $sel)
     cc --json offline "$@"
     assert_rc 0 "$desc offline"
     assert_strategy "$strat" "$desc offline"
     assert_json_changed "$want" "$desc offline"
     assert_eq "$J_ACTION" offline "$desc: action"
     assert_offline_exactly "$want" "$desc offline"
-    strat=$(expected_strategy online "$want")
+    strat=$(expected_strategy online "$want" $sel)
     cc --json online "$@"
     assert_rc 0 "$desc online"
     assert_strategy "$strat" "$desc online"

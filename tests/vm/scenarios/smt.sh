@@ -1,9 +1,10 @@
 #!/bin/sh
 # smt: `cpuctl smt off|on` goes through smt/control (SetSmt forces it whenever it
 # applies, even where the kernel offers bulk): the control file changes, exactly the
-# secondary threads go offline, strategy "smt". `cpuctl offline|online smt` (a mask)
-# takes the best strategy the daemon has: bulk where its Capabilities list it (then
-# smt/control stays "on"), else smt. Skips on a topology without SMT.
+# secondary threads go offline, strategy "smt". `cpuctl offline|online smt` (the smt
+# selector) asks for SMT too and takes smt/control the same way; a numeric mask never
+# does, even one that names exactly the secondaries or one of them. Skips on a
+# topology without SMT.
 . /cpuhpd-tests/lib.sh
 need_binaries
 assert_all_online "start"
@@ -27,7 +28,7 @@ assert_strategy smt "smt on"
 assert_eq "$(smt_control)" on "smt on: $SYS/smt/control"
 assert_all_online "smt on"
 
-want=$(expected_strategy offline "$S")
+want=$(expected_strategy offline "$S" smt-selector)
 cc --json offline smt
 assert_rc 0 "offline smt"
 assert_strategy "$want" "offline smt"
@@ -38,12 +39,26 @@ else
 fi
 assert_offline_exactly "$S" "offline smt"
 
-want=$(expected_strategy online "$S")
+want=$(expected_strategy online "$S" smt-selector)
 cc --json online smt
 assert_rc 0 "online smt"
 assert_strategy "$want" "online smt"
 assert_eq "$(smt_control)" on "online smt: $SYS/smt/control"
 assert_all_online "online smt"
+
+# A numeric mask of exactly the secondaries must not switch SMT for the machine.
+want=$(expected_strategy offline "$S")
+cc --json offline $(compress $S)
+assert_rc 0 "offline $(compress $S)"
+[ "$J_STRATEGY" != smt ] || fail "a numeric mask of every secondary used the smt strategy"
+assert_strategy "$want" "offline $(compress $S)"
+assert_eq "$(smt_control)" on "offline $(compress $S): smt/control untouched"
+assert_offline_exactly "$S" "offline $(compress $S)"
+cc --json online $(last $S)
+assert_rc 0 "online one sibling after the numeric mask"
+cc --json online $(compress $S)
+assert_rc 0 "online $(compress $S)"
+assert_all_online "online $(compress $S)"
 
 # A mask that is not exactly the secondaries must not use smt/control.
 x=$(last $S)

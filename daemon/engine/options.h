@@ -1,0 +1,43 @@
+// The options of a change request (the a{sv} dictionary of Offline, Online and SetSmt),
+// decoded and checked here so that the D-Bus adaptor only copies entries out of the
+// message. Free of D-Bus.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "machine.h"
+#include "request.h"
+
+namespace cpuhpd {
+
+// One dictionary entry as it arrived, in message order (duplicates included).
+struct OptionEntry {
+    std::string key;
+    // The value when it is a string or a boolean; monostate for any other type.
+    std::variant<std::monostate, std::string, bool> value;
+    std::string type;  // the value's D-Bus signature, for messages ("s", "b", "u", ...)
+};
+
+struct RequestOptions {
+    std::optional<Mode> mode;
+    std::optional<StrategyKind> strategy;
+    bool dry_run = false;
+};
+
+// Bad options: what() names the option and what was wrong (input quoted through
+// escape_excerpt()).
+class OptionError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// Known keys: mode (s: atomic, best-effort), strategy (s: auto, bulk, smt, per-cpu),
+// dry_run (b). Unknown keys, wrong types, bad values, a key given twice and more than
+// kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
+RequestOptions decode_options(const std::vector<OptionEntry>& entries);
+
+}  // namespace cpuhpd
