@@ -21,10 +21,12 @@
 #   --no-stock | --no-patched | --no-guests | --no-daemon   leave a part out
 #   --guest-timeout SEC  per guest (default grows with size, reps and configurations)
 #   --out DIR            output directory (default bench/results/<date>)
+#   --append             add to the CSV files already in --out (e.g. a 32-vCPU run with
+#                        fewer repetitions beside a full 8/16 run) instead of starting anew
 #   --report-only DIR    only (re)write the report and plots of an earlier run
 #
 # Guests run one at a time under flock ${CPUHPD_CACHE:-/var/cache/cpuhpd}/qemu.lock.
-# Output: samples.csv, phases.csv, phasewall.csv, rebuilds.csv, info.csv, daemon.csv,
+# Output: samples.csv, phases.csv, phasewall.csv, rebuilds.csv, states.csv, info.csv, daemon.csv,
 # meta.txt, raw/ (console logs), report.md and *.png. Exit status 1 if a guest failed
 # (hung, a method erred or left the wrong CPUs online) or nothing was measured.
 set -euo pipefail
@@ -33,8 +35,8 @@ build=${CPUHPD_BUILD_DIR:-$here/build}
 export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 
 quick=0 large=0 vcpus="" reps="" configs="" methods="" out="" guest_timeout=""
-kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
-usage() { sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+append_run=0 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1; shift ;;
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
     --no-daemon) do_daemon=0; shift ;;
     --guest-timeout) guest_timeout="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --append) append_run=1; shift ;;
     --report-only) report_only="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "bench: unknown argument $1" >&2; usage 2 ;;
@@ -61,7 +64,7 @@ log() { echo "bench: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 if [ -n "$report_only" ]; then
-    exec python3 "$here/bench/report.py" "$report_only"
+    exec /usr/bin/python3 "$here/bench/report.py" "$report_only"
 fi
 
 if [ "$quick" = 1 ]; then
@@ -79,23 +82,30 @@ rebuild_reps=5
 "$here/scripts/install-deps.sh"
 log "building cpuhpd, cpuctl and the daemon benchmark (Release) in $build"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C "$build" cpuhpd cpuctl cpuhpd-bench >/dev/null
+targets=(cpuhpd cpuctl)
+[ "$do_daemon" = 1 ] && targets+=(cpuhpd-bench)
+ninja -C "$build" "${targets[@]}" >/dev/null
 
 mkdir -p "$out/raw"
 samples="$out/samples.csv" phases="$out/phases.csv" phasewall="$out/phasewall.csv"
 rebuilds="$out/rebuilds.csv" infos="$out/info.csv"
-echo "kernel,vcpus,config,workload,method,action,rep,ncpus,ms,status,rebuilds,synchronize_rcu,synchronize_rcu_expedited,stop_machine,stop_machine_cpuslocked" >"$samples"
-echo "kernel,vcpus,config,workload,method,action,step,state,ns,calls" >"$phases"
-echo "kernel,vcpus,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds" >"$phasewall"
-echo "kernel,vcpus,config,online_cpus,cgroups,ns" >"$rebuilds"
-echo "kernel,vcpus,key,value" >"$infos"
+# csv_header FILE HEADER: a new file with its header (kept with --append)
+csv_header() { [ "$append_run" = 1 ] && [ -s "$1" ] || echo "$2" >"$1"; }
+csv_header "$samples" "kernel,vcpus,config,workload,method,action,rep,ncpus,ms,status,rebuilds,synchronize_rcu,synchronize_rcu_expedited,stop_machine,stop_machine_cpuslocked"
+csv_header "$phases" "kernel,vcpus,config,workload,method,action,step,callback,incl_ns,excl_ns,calls"
+csv_header "$phasewall" "kernel,vcpus,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds,states_ns"
+csv_header "$out/states.csv" "kernel,vcpus,step,state"
+csv_header "$rebuilds" "kernel,vcpus,config,online_cpus,cgroups,ns"
+csv_header "$infos" "kernel,vcpus,key,value"
+[ "$append_run" = 1 ] || : >"$out/meta.txt"
 {
+    echo "---- run"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}"
     echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (dirty)')"
     echo "host: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), $(qemu-system-x86_64 --version | head -n1)"
     echo "host load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} >"$out/meta.txt"
+} >>"$out/meta.txt"
 
 # ---------------------------------------------------------------- kernels
 kernels=()  # "label=path"
@@ -161,6 +171,7 @@ if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ]; then
             grep -a '^BENCH-PHASE,' "$con" | sed "s/^BENCH-PHASE,/$label,$n,/" >>"$phases" || true
             grep -a '^BENCH-PHASEWALL,' "$con" | sed "s/^BENCH-PHASEWALL,/$label,$n,/" >>"$phasewall" || true
             grep -a '^BENCH-REBUILD,' "$con" | sed "s/^BENCH-REBUILD,/$label,$n,/" >>"$rebuilds" || true
+            grep -a '^BENCH-STATE,' "$con" | sed "s/^BENCH-STATE,/$label,$n,/" >>"$out/states.csv" || true
             grep -a '^BENCH-INFO,' "$con" | sed "s/^BENCH-INFO,/$label,$n,/" >>"$infos" || true
             grep -a '^BENCH-ERROR' "$con" >&2 || true
             log "guest $name: $(grep -ac '^BENCH-SAMPLE,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,ok' "$con") samples ok, $(grep -ac '^BENCH-ERROR' "$con") errors"
@@ -176,7 +187,7 @@ if [ "$do_daemon" = 1 ]; then
 fi
 
 echo "host load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
-python3 "$here/bench/report.py" "$out" || { failed=1; log "report FAILED"; }
+/usr/bin/python3 "$here/bench/report.py" "$out" || { failed=1; log "report FAILED"; }
 nsamples=$(($(wc -l <"$samples") - 1))
 if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ] && [ "$nsamples" -le 0 ]; then
     log "no guest samples were recorded"; failed=1

@@ -18,8 +18,9 @@
 #   BENCH-SAMPLE,config,workload,method,action,rep,ncpus,ms,status,rebuilds,sync_rcu,
 #                sync_rcu_exp,stop_machine,stop_machine_cpuslocked
 #       status ok, or the error: exit (method failed) / state (wrong CPUs online after it)
-#   BENCH-PHASE,config,workload,method,action,step,name,ns,calls
-#   BENCH-PHASEWALL,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds
+#   BENCH-STATE,step,name                 (cpu/hotplug/states)
+#   BENCH-PHASE,config,workload,method,action,step,callback,incl_ns,excl_ns,calls
+#   BENCH-PHASEWALL,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds,states_ns
 #   BENCH-REBUILD,config,online_cpus,cgroups,ns
 # A sample with a wrong state is an error, not a sample: the CPUs are restored and the
 # run goes on; the scenario fails at the end if any run erred.
@@ -82,6 +83,7 @@ fi
 info kprobes "$(echo $KP_OK | tr ' ' ';')"
 info rebuild_timer $RB_TRACE
 HAS_CPUHP_EVENTS=0; [ -d $TRACEFS/events/cpuhp ] && HAS_CPUHP_EVENTS=1
+sed -n 's/^ *\([0-9]*\): \(.*\)$/BENCH-STATE,\1,\2/p' $SYS/hotplug/states
 info cpuhp_tracepoints $HAS_CPUHP_EVENTS
 # Room for every cpuhp event of a batch (the control CPU logs each CPU's BP states).
 kb=$((131072 / NCPU)); [ $kb -lt 1408 ] && kb=1408
@@ -184,18 +186,41 @@ phase() {
         echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
     [ $RC = 0 ] || echo "BENCH-ERROR,$cfg,$wl,$m,$act,phase: exit"
     # Timestamps: the field ending in ':' after the flags; enter/exit pair per (cpu, step).
+    # States nest (the control CPU's takedown_cpu waits while the AP runs its dying
+    # states; cpuhp_kick_ap_work and bringup_cpu wait for the AP's thread): a state's
+    # exclusive time is its own minus that of the states directly inside it (same CPU).
+    # "top" sums the outermost states: the batch's time inside the hotplug state machine.
     awk -v pfx="BENCH-PHASE,$cfg,$wl,$m,$act" -v wall="$((T - t0))" -v n="$(count $cpus)" '
         function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
         function field(k,   i) { for (i = 1; i < NF; i++) if ($i == k) return $(i + 1) + 0; return -1 }
         /cpuhp_(multi_)?enter:/ { t = ts(); c = field("cpu:"); s = field("step:")
             nm = $NF; gsub(/[()]/, "", nm); name[s] = nm; start[c "," s] = t; next }
         /cpuhp_exit:/ { t = ts(); c = field("cpu:"); s = field("step:")
-            if ((c "," s) in start) { sum[s] += t - start[c "," s]; calls[s]++; delete start[c "," s] }
+            if ((c "," s) in start) { k = ++ni[c]; S[c, k] = start[c "," s]; E[c, k] = t; ST[c, k] = s
+                hp[c] = 1; delete start[c "," s] }
             next }
         /cpuhpd_rb_in:/ { rbs[$1] = ts(); next }
         /cpuhpd_rb_out:/ { if ($1 in rbs) { rb += ts() - rbs[$1]; nrb++; delete rbs[$1] } next }
-        END { for (s in sum) printf "%s,%d,%s,%d,%d\n", pfx, s, name[s], sum[s] * 1e9, calls[s]
-              printf "BENCH-PHASEWALL,%s,%d,%d,%d,%d\n", substr(pfx, 13), n, wall, rb * 1e9, nrb }' \
+        END {
+            for (c in hp) {
+                for (k = 1; k <= ni[c]; k++) child[k] = 0
+                for (k = 1; k <= ni[c]; k++) {
+                    d = E[c, k] - S[c, k]; par = 0; best = -1
+                    for (j = 1; j <= ni[c]; j++) {
+                        if (j == k || S[c, j] > S[c, k] || E[c, j] < E[c, k]) continue
+                        dj = E[c, j] - S[c, j]
+                        if (dj < d || (dj == d && j > k)) continue
+                        if (best < 0 || dj < best) { best = dj; par = j }
+                    }
+                    if (par) child[par] += d; else top += d
+                    dur[k] = d
+                }
+                for (k = 1; k <= ni[c]; k++) {
+                    s = ST[c, k]; incl[s] += dur[k]; excl[s] += dur[k] - child[k]; calls[s]++
+                }
+            }
+            for (s in incl) printf "%s,%d,%s,%d,%d,%d\n", pfx, s, name[s], incl[s] * 1e9, excl[s] * 1e9, calls[s]
+            printf "BENCH-PHASEWALL,%s,%d,%d,%d,%d,%d\n", substr(pfx, 13), n, wall, rb * 1e9, nrb, top * 1e9 }' \
         $TRACEFS/trace
     : >$TRACEFS/trace
     read -r got <$SYS/online
