@@ -24,6 +24,8 @@
 #   --append             add to the CSV files already in --out (e.g. a 32-vCPU run with
 #                        fewer repetitions beside a full 8/16 run) instead of starting anew
 #   --report-only DIR    only (re)write the report and plots of an earlier run
+#   --build DIR          build directory (default $CPUHPD_BUILD_DIR or build/)
+#   --no-build           use the binaries already in --build (the ctest smoke test does)
 #
 # Guests run one at a time under flock ${CPUHPD_CACHE:-/var/cache/cpuhpd}/qemu.lock.
 # Output: samples.csv, phases.csv, phasewall.csv, rebuilds.csv, states.csv, info.csv, daemon.csv,
@@ -35,8 +37,8 @@ build=${CPUHPD_BUILD_DIR:-$here/build}
 export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 
 quick=0 large=0 vcpus="" reps="" configs="" methods="" out="" guest_timeout=""
-append_run=0 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1; shift ;;
@@ -54,6 +56,8 @@ while [ $# -gt 0 ]; do
     --guest-timeout) guest_timeout="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --append) append_run=1; shift ;;
+    --build) build="$2"; shift 2 ;;
+    --no-build) do_build=0; shift ;;
     --report-only) report_only="$2"; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "bench: unknown argument $1" >&2; usage 2 ;;
@@ -80,11 +84,16 @@ rebuild_reps=5
 [ "$quick" = 1 ] && rebuild_reps=2
 
 "$here/scripts/install-deps.sh"
-log "building cpuhpd, cpuctl and the daemon benchmark (Release) in $build"
-cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-targets=(cpuhpd cpuctl)
-[ "$do_daemon" = 1 ] && targets+=(cpuhpd-bench)
-ninja -C "$build" "${targets[@]}" >/dev/null
+if [ "$do_build" = 1 ]; then
+    log "building cpuhpd, cpuctl and the daemon benchmark (Release) in $build"
+    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    targets=(cpuhpd cpuctl)
+    [ "$do_daemon" = 1 ] && targets+=(cpuhpd-bench)
+    ninja -C "$build" "${targets[@]}" >/dev/null
+fi
+for b in daemon/cpuhpd client/cpuctl; do
+    [ -x "$build/$b" ] || die "$build/$b is not built"
+done
 
 mkdir -p "$out/raw"
 samples="$out/samples.csv" phases="$out/phases.csv" phasewall="$out/phasewall.csv"
@@ -182,6 +191,7 @@ fi
 # ---------------------------------------------------------------- the daemon itself
 if [ "$do_daemon" = 1 ]; then
     dargs=(--build "$build" --out "$out/daemon.csv")
+    [ "$do_build" = 1 ] || echo "daemon figures: binaries of $build as they are (maybe a sanitizer build)" >>"$out/meta.txt"
     [ "$quick" = 1 ] && dargs+=(--quick)
     "$here/bench/daemon-bench.sh" "${dargs[@]}" || { failed=1; log "daemon benchmark FAILED"; }
 fi

@@ -4,7 +4,8 @@
 # and UndefinedBehaviorSanitizer. Installs what it needs with apt-get.
 #
 #   scripts/test.sh                 everything
-#   scripts/test.sh -L unit         only one ctest label (unit, integration, '^vm$', vm-bulk)
+#   scripts/test.sh -L unit         only one ctest label (unit, integration, '^vm$', vm-bulk,
+#                                   bench-smoke: scripts/bench.sh --quick, a few minutes)
 #
 # The vm-bulk label builds the companion-patched kernel and its lockdep flavour
 # (cached by hash in $CPUHPD_CACHE, 11-13 minutes each on 2 cores the first time)
