@@ -3,7 +3,9 @@
 # this one guest, for each cgroup configuration, with kprobe counts per batch, a
 # per-phase trace pass and a sched-domain rebuild timing pass. Busybox sh.
 #
-# Kernel command line (scripts/bench.sh sets them):
+# Kernel command line (scripts/bench.sh sets them; the environment variables BENCH_REPS,
+# BENCH_CONFIGS, BENCH_WORKLOADS, BENCH_METHODS, BENCH_PHASE, BENCH_REBUILD_REPS give
+# defaults, for the demo, which runs this script too):
 #   cpuhpd.bench_reps=N          timed repetitions per cell (default 5)
 #   cpuhpd.bench_configs=LIST    cg0,part,cgN (default cg0,part,cg2000): no extra cgroups;
 #                                a cpuset partition (cgroup v2, empty) covering the last
@@ -26,7 +28,8 @@
 # run goes on; the scenario fails at the end if any run erred.
 . /cpuhpd-tests/lib.sh
 
-REPS=5 CONFIGS=cg0,part,cg2000 WORKLOADS=all,pkg,smt METHODS_ASKED="" PHASE=1 RB_REPS=5
+REPS=${BENCH_REPS:-5} CONFIGS=${BENCH_CONFIGS:-cg0,part,cg2000} WORKLOADS=${BENCH_WORKLOADS:-all,pkg,smt}
+METHODS_ASKED=${BENCH_METHODS:-} PHASE=${BENCH_PHASE:-1} RB_REPS=${BENCH_REBUILD_REPS:-5}
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
     cpuhpd.bench_reps=*) REPS=${arg#*=} ;;
