@@ -129,9 +129,8 @@ void parse_and_plan(Rows& rows, bool quick) {
             cpuhpd::narrow_to_eligible(request, machine, settings);
             cpuhpd::validate(request, machine, settings);
             const auto t2 = Clock::now();
-            const cpuhpd::Plan plan = cpuhpd::make_plan(request.action, request.cpus,
-                                                        cpuhpd::StrategyKind::Auto, machine,
-                                                        settings);
+            const cpuhpd::Plan plan = cpuhpd::make_plan(
+                request.action, request.cpus, cpuhpd::StrategyKind::Auto, machine, settings);
             t.push_back(ms_since(t0));
             t_select.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
             t_validate.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -268,8 +267,8 @@ void storm(Rows& rows, itest::World& w, int callers) {
             fds[i] = {sd_bus_get_fd(clients[i]->bus()),
                       static_cast<short>(sd_bus_get_events(clients[i]->bus())), 0};
         }
-        done = static_cast<std::size_t>(
-            std::count_if(calls.begin(), calls.end(), [](const StormCall& c) { return c.ms >= 0; }));
+        done = static_cast<std::size_t>(std::count_if(
+            calls.begin(), calls.end(), [](const StormCall& c) { return c.ms >= 0; }));
         if (done < clients.size()) {
             ::poll(fds.data(), fds.size(), 100);
         }
@@ -299,8 +298,8 @@ void storm(Rows& rows, itest::World& w, int callers) {
     const std::string tag = std::to_string(callers) + " concurrent callers";
     rows.add(tag + ": time to send every call", sent_ms, "ms");
     rows.add(tag + ": time to the last reply", last_ms, "ms");
-    rows.add(tag + ": replies received", static_cast<double>(done), "calls", std::to_string(callers),
-             yes_no(done == clients.size()));
+    rows.add(tag + ": replies received", static_cast<double>(done), "calls",
+             std::to_string(callers), yes_no(done == clients.size()));
     rows.add(tag + ": of which errors (" + (error_names.empty() ? "none" : error_names) + ")",
              static_cast<double>(errors), "calls");
     rows.add(tag + ": reply latency of successful calls (median)", percentile(ok_ms, 50), "ms");
@@ -335,8 +334,8 @@ void daemon_figures(Rows& rows, bool quick) {
         const long cs0 = context_switches(pid);
         std::this_thread::sleep_for(std::chrono::seconds(idle_s));
         const double per_min = static_cast<double>(context_switches(pid) - cs0) * 60.0 / idle_s;
-        rows.add("idle wake-ups (context switches of every thread, over " +
-                     std::to_string(idle_s) + " s, per minute)",
+        rows.add("idle wake-ups (context switches of every thread, over " + std::to_string(idle_s) +
+                     " s, per minute)",
                  per_min, "per min", "0", yes_no(per_min == 0));
         round_trips(rows, w, "coalesce_ms 20 (default)", quick ? 50 : 300, quick ? 5 : 50);
         const long before = rss_kib(pid);
@@ -372,8 +371,7 @@ void daemon_figures(Rows& rows, bool quick) {
                  ms_since(t0), "ms");
         const long after = rss_kib(pid);
         rows.add("RSS after " + std::to_string(n) + " requests",
-                 static_cast<double>(after) / 1024.0, "MiB", "< 10 MiB",
-                 yes_no(after < 10 * 1024));
+                 static_cast<double>(after) / 1024.0, "MiB", "< 10 MiB", yes_no(after < 10 * 1024));
         rows.add("RSS growth over " + std::to_string(n) + " requests",
                  static_cast<double>(after - before) / 1024.0, "MiB", kNoGrowth,
                  yes_no(after - before <= kNoGrowthKib));

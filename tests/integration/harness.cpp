@@ -985,10 +985,10 @@ void World::start_daemon(const DaemonConfig& config) {
                    "\n"
                    "coalesce_ms: " +
                    std::to_string(config.coalesce_ms) + "\n" + config.extra_yaml);
-    daemon_.start(
-        {CPUHPD_BIN, "--bus", address_, "--sysfs-root", tree_.root().string(), "--state-dir",
-         (tmp_.path() / "state").string(), "--config", conf.string(), "--log-level", config.log_level},
-        guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
+    daemon_.start({CPUHPD_BIN, "--bus", address_, "--sysfs-root", tree_.root().string(),
+                   "--state-dir", (tmp_.path() / "state").string(), "--config", conf.string(),
+                   "--log-level", config.log_level},
+                  guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
     RawClient probe(address_);
     auto deadline = Clock::now() + 15s;
     auto step = 2ms;
