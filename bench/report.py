@@ -160,31 +160,33 @@ class Report:
             self.w("No guest samples in this run.")
             self.w()
             return
-        self.w("## Summary: all APs offline then online, ratio to the per-CPU loop")
+        self.w("## Summary: ratio to the per-CPU loop (offline + online)")
         self.w()
-        self.w("Median of (offline + online) per repetition, as a ratio to the loop's; "
-               "below 1 is faster than the loop.")
+        self.w("Median of (offline + online) per repetition, as a ratio to the loop's median in the "
+               "same guest and configuration; below 1 is faster than the loop. `loop (s)` is the "
+               "loop's median in seconds (TCG).")
         self.w()
         methods = [m for m in METHOD_ORDER
-                   if any(self.offon(k, v, c, "all", m) for (k, v) in guests
-                          for c in self.configs())]
-        self.w("| kernel | vCPUs | configuration | loop (s) | " +
+                   if any(self.offon(k, v, c, wl, m) for (k, v) in guests
+                          for c in self.configs() for wl in WORKLOAD_TEXT)]
+        self.w("| workload | kernel | vCPUs | configuration | loop (s) | " +
                " | ".join(m for m in methods if m != "loop") + " |")
-        self.w("|---|---|---|---|" + "---|" * (len(methods) - 1))
-        for (k, v) in guests:
-            for c in self.configs():
-                loop = self.offon(k, v, c, "all", "loop")
-                if not loop:
-                    continue
-                lm = med(loop)
-                cells = []
-                for m in methods:
-                    if m == "loop":
+        self.w("|---|---|---|---|---|" + "---|" * (len(methods) - 1))
+        for wl in WORKLOAD_TEXT:
+            for (k, v) in guests:
+                for c in self.configs():
+                    loop = self.offon(k, v, c, wl, "loop")
+                    if not loop:
                         continue
-                    x = self.offon(k, v, c, "all", m)
-                    cells.append(f"{med(x) / lm:.2f}" if x else "-")
-                self.w(f"| {k} | {v} | {config_text(c)} | {lm / 1000:.2f} | " + " | ".join(cells) +
-                       " |")
+                    lm = med(loop)
+                    cells = []
+                    for m in methods:
+                        if m == "loop":
+                            continue
+                        x = self.offon(k, v, c, wl, m)
+                        cells.append(f"{med(x) / lm:.2f}" if x else "-")
+                    self.w(f"| {WORKLOAD_TEXT[wl]} | {k} | {v} | {config_text(c)} | "
+                           f"{lm / 1000:.2f} | " + " | ".join(cells) + " |")
         self.w()
 
     def configs(self):
@@ -288,19 +290,23 @@ class Report:
             return
         walls = {(r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"]): r
                  for r in self.phasewall}
-        # The largest guest per kernel with no extra cgroups (else the first config), all APs.
+        # The largest guest per kernel; all APs with no extra cgroups and with the most
+        # cgroups; the SMT siblings with no extra cgroups (loop vs smt/control).
         picks = []
         for k in sorted({r["kernel"] for r in self.phasewall}):
             vs = sorted({r["vcpus"] for r in self.phasewall if r["kernel"] == k}, key=vcpus_key)
-            cfgs = [r["config"] for r in self.phasewall if r["kernel"] == k]
-            cfg = "cg0" if "cg0" in cfgs else cfgs[0]
-            picks.append((k, vs[-1], cfg))
+            cfgs = sorted({r["config"] for r in self.phasewall if r["kernel"] == k})
+            cg = sorted((c for c in cfgs if c.startswith("cg")), key=lambda c: int(c[2:]))
+            chosen = [c for c in (cg[:1] + cg[-1:]) if c] or cfgs[:1]
+            for c in dict.fromkeys(chosen):
+                picks.append((k, vs[-1], c, "all"))
+            picks.append((k, vs[-1], chosen[0], "smt"))
         bars = []  # (label, {segment: seconds})
         totals = defaultdict(float)
-        for (k, v, c) in picks:
+        for (k, v, c, wl) in picks:
             for act in ["offline", "online"]:
                 for m in METHOD_ORDER:
-                    key = (k, v, c, "all", m, act)
+                    key = (k, v, c, wl, m, act)
                     if key not in walls:
                         continue
                     seg = defaultdict(float)
@@ -315,22 +321,22 @@ class Report:
                     seg["outside the state machine"] += outside
                     for s, t in seg.items():
                         totals[s] += t
-                    bars.append((f"{k}\n{v} vCPUs {c}\n{m} {act}", seg))
+                    bars.append((f"{k[:12]} {v}\n{c} {WORKLOAD_TEXT[wl]}\n{m} {act}", seg))
         if not bars:
             return
         top = [s for s, _ in sorted(totals.items(), key=lambda x: -x[1])][:11]
         fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(bars) + 3), 6))
         bottoms = np.zeros(len(bars))
-        cmap = plt.get_cmap("tab20")
+        palette = [plt.get_cmap("tab10")(i) for i in range(10)] + ["#bbbbbb", "#555555"]
         for i, s in enumerate(top + ["other states"]):
             ys = np.array([b[1].get(s, 0.0) if s != "other states" else
                            sum(t for n, t in b[1].items() if n not in top) for b in bars])
-            ax.bar(range(len(bars)), ys, bottom=bottoms, label=s, color=cmap(i % 20))
+            ax.bar(range(len(bars)), ys, bottom=bottoms, label=s, color=palette[i % len(palette)])
             bottoms += ys
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([b[0] for b in bars], fontsize=7)
         ax.set_ylabel("seconds: exclusive time per state, summed over CPUs")
-        ax.set_title("Measured: where a batch's time goes (cpuhp_enter/exit tracepoints, all APs)\n"
+        ax.set_title("Measured: where a batch's time goes (cpuhp_enter/exit tracepoints)\n"
                      "traced runs, slower than the timed ones", fontsize=9)
         ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
         fig.tight_layout()
