@@ -13,6 +13,8 @@
 #   --reps N             timed repetitions per cell (default 5)
 #   --configs LIST       cg0,part,cgN (default cg0,part,cg2000): no extra cgroups; an
 #                        empty cpuset partition on the last package; N cpu cgroups
+#   --workloads LIST     all,pkg,smt (default all three): every AP, the last package, the
+#                        SMT siblings
 #   --methods LIST       guest methods (default all that apply): loop,loop-exp,chcpu,
 #                        smt-control,cpuctl-per-cpu,cpuctl-smt,cpuctl-bulk,direct
 #   --kernel-stock PATH  stock kernel image (default: tests/vm/fetch-kernel.sh)
@@ -36,9 +38,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${CPUHPD_BUILD_DIR:-$here/build}
 export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 
-quick=0 large=0 vcpus="" reps="" configs="" methods="" out="" guest_timeout=""
+quick=0 large=0 vcpus="" reps="" configs="" methods="" workloads="" out="" guest_timeout=""
 append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --quick) quick=1; shift ;;
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
     --reps) reps="$2"; shift 2 ;;
     --configs) configs="$2"; shift 2 ;;
     --methods) methods="$2"; shift 2 ;;
+    --workloads) workloads="$2"; shift 2 ;;
     --kernel-stock) kernel_stock="$2"; shift 2 ;;
     --kernel-patched) patched+=("$2"); shift 2 ;;
     --no-stock) do_stock=0; shift ;;
@@ -110,7 +113,7 @@ csv_header "$infos" "kernel,vcpus,key,value"
 {
     echo "---- run"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}"
+    echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}${workloads:+ --workloads $workloads}"
     echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (dirty)')"
     echo "host: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), $(qemu-system-x86_64 --version | head -n1)"
     echo "host load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -151,6 +154,7 @@ if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ]; then
     mkdir -p "$CPUHPD_CACHE"
     append="cpuhpd.bench_reps=$reps cpuhpd.bench_configs=$configs cpuhpd.bench_rebuild_reps=$rebuild_reps"
     [ -n "$methods" ] && append="$append cpuhpd.bench_methods=$methods"
+    [ -n "$workloads" ] && append="$append cpuhpd.bench_workloads=$workloads"
     for k in "${kernels[@]}"; do
         label=${k%%=*} image=${k#*=}
         for n in $(echo "$vcpus" | tr ',' ' '); do
