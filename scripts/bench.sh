@@ -34,177 +34,186 @@
 # meta.txt, raw/ (console logs), report.md and *.png. Exit status 1 if a guest failed
 # (hung, a method erred or left the wrong CPUs online) or nothing was measured.
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${CPUHPD_BUILD_DIR:-$here/build}
-export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
+main() {
+    here=$(cd "$(dirname "$0")/.." && pwd)
+    build=${CPUHPD_BUILD_DIR:-$here/build}
+    export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 
-quick=0 large=0 vcpus="" reps="" configs="" methods="" workloads="" out="" guest_timeout=""
-append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
-usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --quick) quick=1; shift ;;
-    --large) large=1; shift ;;
-    --vcpus) vcpus="$2"; shift 2 ;;
-    --reps) reps="$2"; shift 2 ;;
-    --configs) configs="$2"; shift 2 ;;
-    --methods) methods="$2"; shift 2 ;;
-    --workloads) workloads="$2"; shift 2 ;;
-    --kernel-stock) kernel_stock="$2"; shift 2 ;;
-    --kernel-patched) patched+=("$2"); shift 2 ;;
-    --no-stock) do_stock=0; shift ;;
-    --no-patched) do_patched=0; shift ;;
-    --no-guests) do_guests=0; shift ;;
-    --no-daemon) do_daemon=0; shift ;;
-    --guest-timeout) guest_timeout="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --append) append_run=1; shift ;;
-    --build) build="$2"; shift 2 ;;
-    --no-build) do_build=0; shift ;;
-    --report-only) report_only="$2"; shift 2 ;;
-    -h|--help) usage 0 ;;
-    *) echo "bench: unknown argument $1" >&2; usage 2 ;;
-    esac
-done
+    quick=0 large=0 vcpus="" reps="" configs="" methods="" workloads="" out="" guest_timeout=""
+    append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
+    usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --quick) quick=1; shift ;;
+        --large) large=1; shift ;;
+        --vcpus) vcpus="$2"; shift 2 ;;
+        --reps) reps="$2"; shift 2 ;;
+        --configs) configs="$2"; shift 2 ;;
+        --methods) methods="$2"; shift 2 ;;
+        --workloads) workloads="$2"; shift 2 ;;
+        --kernel-stock) kernel_stock="$2"; shift 2 ;;
+        --kernel-patched) patched+=("$2"); shift 2 ;;
+        --no-stock) do_stock=0; shift ;;
+        --no-patched) do_patched=0; shift ;;
+        --no-guests) do_guests=0; shift ;;
+        --no-daemon) do_daemon=0; shift ;;
+        --guest-timeout) guest_timeout="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        --append) append_run=1; shift ;;
+        --build) build="$2"; shift 2 ;;
+        --no-build) do_build=0; shift ;;
+        --report-only) report_only="$2"; shift 2 ;;
+        -h|--help) usage 0 ;;
+        *) echo "bench: unknown argument $1" >&2; usage 2 ;;
+        esac
+    done
 
-log() { echo "bench: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+    log() { echo "bench: $*" >&2; }
+    die() { log "error: $*"; exit 1; }
 
-if [ -n "$report_only" ]; then
-    exec /usr/bin/python3 "$here/bench/report.py" "$report_only"
-fi
-
-if [ "$quick" = 1 ]; then
-    : "${vcpus:=8}" "${reps:=1}" "${configs:=cg0}"
-    do_patched=0
-    out=${out:-$build/bench-quick/$(date +%Y-%m-%d)}
-else
-    : "${vcpus:=8,16,32}" "${reps:=5}" "${configs:=cg0,part,cg2000}"
-    [ "$large" = 1 ] && vcpus="$vcpus,48,64"
-    out=${out:-$here/bench/results/$(date +%Y-%m-%d)}
-fi
-rebuild_reps=5
-[ "$quick" = 1 ] && rebuild_reps=2
-
-"$here/scripts/install-deps.sh"
-if [ "$do_build" = 1 ]; then
-    log "building cpuhpd, cpuctl and the daemon benchmark (Release) in $build"
-    cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-    targets=(cpuhpd cpuctl)
-    [ "$do_daemon" = 1 ] && targets+=(cpuhpd-bench)
-    ninja -C "$build" "${targets[@]}" >/dev/null
-fi
-for b in daemon/cpuhpd client/cpuctl; do
-    [ -x "$build/$b" ] || die "$build/$b is not built"
-done
-
-mkdir -p "$out/raw"
-samples="$out/samples.csv" phases="$out/phases.csv" phasewall="$out/phasewall.csv"
-rebuilds="$out/rebuilds.csv" infos="$out/info.csv"
-# csv_header FILE HEADER: a new file with its header (kept with --append)
-csv_header() { [ "$append_run" = 1 ] && [ -s "$1" ] || echo "$2" >"$1"; }
-csv_header "$samples" "kernel,vcpus,config,workload,method,action,rep,ncpus,ms,status,rebuilds,synchronize_rcu,synchronize_rcu_expedited,stop_machine,stop_machine_cpuslocked"
-csv_header "$phases" "kernel,vcpus,config,workload,method,action,step,callback,incl_ns,excl_ns,calls"
-csv_header "$phasewall" "kernel,vcpus,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds,states_ns"
-csv_header "$out/states.csv" "kernel,vcpus,step,state"
-csv_header "$rebuilds" "kernel,vcpus,config,online_cpus,cgroups,ns"
-csv_header "$infos" "kernel,vcpus,key,value"
-[ "$append_run" = 1 ] || : >"$out/meta.txt"
-{
-    echo "---- run"
-    echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}${workloads:+ --workloads $workloads}"
-    echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (dirty)')"
-    echo "host: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), $(qemu-system-x86_64 --version | head -n1)"
-    echo "host load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} >>"$out/meta.txt"
-
-# ---------------------------------------------------------------- kernels
-kernels=()  # "label=path"
-if [ "$do_guests" = 1 ] && [ "$do_stock" = 1 ]; then
-    [ -n "$kernel_stock" ] || kernel_stock="$("$here/tests/vm/fetch-kernel.sh")" ||
-        die "could not fetch Debian's stock kernel (tests/vm/fetch-kernel.sh)"
-    kernels+=("stock-$(basename "$kernel_stock" | sed 's/^vmlinuz-//')=$kernel_stock")
-fi
-if [ "$do_guests" = 1 ] && [ "$do_patched" = 1 ]; then
-    if [ ${#patched[@]} -eq 0 ]; then
-        if p="$("$here/kernel/build.sh" --print-path 2>/dev/null)"; then
-            patched=("$p")
-        else
-            log "the patched kernel is not built (kernel/build.sh --print-path: $p); running the stock kernel only"
-            log "(build it with tests/vm/patched-kernel.sh, or pass --kernel-patched PATH)"
-            echo "patched kernel: not built ($p); stock kernel only" >>"$out/meta.txt"
-        fi
+    if [ -n "$report_only" ]; then
+        exec /usr/bin/python3 "$here/bench/report.py" "$report_only"
     fi
-    for p in "${patched[@]}"; do
-        [ -r "$p" ] || die "patched kernel $p not readable"
-        kernels+=("patched-$(basename "$p" | sed 's/^bzImage-//')=$p")
-    done
-fi
-for k in "${kernels[@]}"; do echo "kernel ${k%%=*}: ${k#*=}" >>"$out/meta.txt"; done
 
-# ---------------------------------------------------------------- guests
-failed=0
-if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ]; then
-    initrd="$build/bench/initramfs.cpio.gz"
-    "$here/tests/vm/mkinitramfs.sh" --cpuhpd "$build/daemon/cpuhpd" --cpuctl "$build/client/cpuctl" \
-        --output "$initrd"
-    nconf=$(echo "$configs" | tr ',' '\n' | grep -c .)
-    lock="$CPUHPD_CACHE/qemu.lock"
-    mkdir -p "$CPUHPD_CACHE"
-    append="cpuhpd.bench_reps=$reps cpuhpd.bench_configs=$configs cpuhpd.bench_rebuild_reps=$rebuild_reps"
-    [ -n "$methods" ] && append="$append cpuhpd.bench_methods=$methods"
-    [ -n "$workloads" ] && append="$append cpuhpd.bench_workloads=$workloads"
-    for k in "${kernels[@]}"; do
-        label=${k%%=*} image=${k#*=}
-        for n in $(echo "$vcpus" | tr ',' ' '); do
-            # TCG: a batch's time grows about with the square of the vCPUs (64: ~60 s a way).
-            t=${guest_timeout:-$(( 900 + reps * nconf * n * n / 2 ))}
-            name="$label-$n"
-            log "guest $name: $n vCPUs, $reps reps, configs $configs (timeout $t s; load $(cut -d' ' -f1-3 /proc/loadavg))"
-            flock -n "$lock" true 2>/dev/null || log "waiting for $lock (another guest is running)"
-            start=$(date +%s)
-            set +e
-            flock "$lock" "$here/tests/vm/run-guest.sh" --topology "smt$n" --kernel "$image" \
-                --initrd "$initrd" --build-dir "$build/bench/$name" --scenarios bench \
-                --scenario-timeout "$((t - 60))" --timeout "$t" --append "$append" \
-                >"$out/raw/$name.run.log" 2>&1
-            rc=$?
-            set -e
-            cp "$build/bench/$name/vm/smt$n/console.clean.log" "$out/raw/$name.console.log" 2>/dev/null || true
-            echo "guest $name: exit $rc, $(( $(date +%s) - start )) s wall, host load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
-            if [ "$rc" != 0 ]; then
-                failed=1
-                log "guest $name FAILED (exit $rc): $out/raw/$name.run.log"
-                tail -n 30 "$out/raw/$name.run.log" >&2 || true
+    if [ "$quick" = 1 ]; then
+        : "${vcpus:=8}" "${reps:=1}" "${configs:=cg0}"
+        do_patched=0
+        out=${out:-$build/bench-quick/$(date +%Y-%m-%d)}
+    else
+        : "${vcpus:=8,16,32}" "${reps:=5}" "${configs:=cg0,part,cg2000}"
+        [ "$large" = 1 ] && vcpus="$vcpus,48,64"
+        out=${out:-$here/bench/results/$(date +%Y-%m-%d)}
+    fi
+    rebuild_reps=5
+    [ "$quick" = 1 ] && rebuild_reps=2
+
+    "$here/scripts/install-deps.sh"
+    if [ "$do_build" = 1 ]; then
+        log "building cpuhpd, cpuctl and the daemon benchmark (Release) in $build"
+        cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+        targets=(cpuhpd cpuctl)
+        [ "$do_daemon" = 1 ] && targets+=(cpuhpd-bench)
+        ninja -C "$build" "${targets[@]}" >/dev/null
+    fi
+    for b in daemon/cpuhpd client/cpuctl; do
+        [ -x "$build/$b" ] || die "$build/$b is not built"
+    done
+
+    mkdir -p "$out/raw"
+    samples="$out/samples.csv" phases="$out/phases.csv" phasewall="$out/phasewall.csv"
+    rebuilds="$out/rebuilds.csv" infos="$out/info.csv"
+    # csv_header FILE HEADER: a new file with its header (kept with --append)
+    csv_header() { [ "$append_run" = 1 ] && [ -s "$1" ] || echo "$2" >"$1"; }
+    csv_header "$samples" "kernel,vcpus,config,workload,method,action,rep,ncpus,ms,status,rebuilds,synchronize_rcu,synchronize_rcu_expedited,stop_machine,stop_machine_cpuslocked"
+    csv_header "$phases" "kernel,vcpus,config,workload,method,action,step,callback,incl_ns,excl_ns,calls"
+    csv_header "$phasewall" "kernel,vcpus,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds,states_ns"
+    csv_header "$out/states.csv" "kernel,vcpus,step,state"
+    csv_header "$rebuilds" "kernel,vcpus,config,online_cpus,cgroups,ns"
+    csv_header "$infos" "kernel,vcpus,key,value"
+    [ "$append_run" = 1 ] || : >"$out/meta.txt"
+    {
+        echo "---- run"
+        echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+        echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}${workloads:+ --workloads $workloads}"
+        echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (dirty)')"
+        echo "host: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), $(qemu-system-x86_64 --version | head -n1)"
+        echo "host load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    } >>"$out/meta.txt"
+
+    # ---------------------------------------------------------------- kernels
+    kernels=()  # "label=path"
+    if [ "$do_guests" = 1 ] && [ "$do_stock" = 1 ]; then
+        [ -n "$kernel_stock" ] || kernel_stock="$("$here/tests/vm/fetch-kernel.sh")" ||
+            die "could not fetch Debian's stock kernel (tests/vm/fetch-kernel.sh)"
+        kernels+=("stock-$(basename "$kernel_stock" | sed 's/^vmlinuz-//')=$kernel_stock")
+    fi
+    if [ "$do_guests" = 1 ] && [ "$do_patched" = 1 ]; then
+        if [ ${#patched[@]} -eq 0 ]; then
+            if p="$("$here/kernel/build.sh" --print-path 2>/dev/null)"; then
+                patched=("$p")
+            else
+                log "the patched kernel is not built (kernel/build.sh --print-path: $p); running the stock kernel only"
+                log "(build it with tests/vm/patched-kernel.sh, or pass --kernel-patched PATH)"
+                echo "patched kernel: not built ($p); stock kernel only" >>"$out/meta.txt"
             fi
-            con="$out/raw/$name.console.log"
-            [ -r "$con" ] || continue
-            grep -a '^BENCH-SAMPLE,' "$con" | sed "s/^BENCH-SAMPLE,/$label,$n,/" >>"$samples" || true
-            grep -a '^BENCH-PHASE,' "$con" | sed "s/^BENCH-PHASE,/$label,$n,/" >>"$phases" || true
-            grep -a '^BENCH-PHASEWALL,' "$con" | sed "s/^BENCH-PHASEWALL,/$label,$n,/" >>"$phasewall" || true
-            grep -a '^BENCH-REBUILD,' "$con" | sed "s/^BENCH-REBUILD,/$label,$n,/" >>"$rebuilds" || true
-            grep -a '^BENCH-STATE,' "$con" | sed "s/^BENCH-STATE,/$label,$n,/" >>"$out/states.csv" || true
-            grep -a '^BENCH-INFO,' "$con" | sed "s/^BENCH-INFO,/$label,$n,/" >>"$infos" || true
-            grep -a '^BENCH-ERROR' "$con" >&2 || true
-            log "guest $name: $(grep -ac '^BENCH-SAMPLE,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,ok' "$con") samples ok, $(grep -ac '^BENCH-ERROR' "$con") errors"
+        fi
+        for p in "${patched[@]}"; do
+            [ -r "$p" ] || die "patched kernel $p not readable"
+            kernels+=("patched-$(basename "$p" | sed 's/^bzImage-//')=$p")
         done
+    fi
+    for k in "${kernels[@]}"; do echo "kernel ${k%%=*}: ${k#*=}" >>"$out/meta.txt"; done
+
+    # ---------------------------------------------------------------- guests
+    failed=0
+    if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ]; then
+        initrd="$build/bench/initramfs.cpio.gz"
+        "$here/tests/vm/mkinitramfs.sh" --cpuhpd "$build/daemon/cpuhpd" --cpuctl "$build/client/cpuctl" \
+            --output "$initrd"
+        nconf=$(echo "$configs" | tr ',' '\n' | grep -c .)
+        lock="$CPUHPD_CACHE/qemu.lock"
+        mkdir -p "$CPUHPD_CACHE"
+        append="cpuhpd.bench_reps=$reps cpuhpd.bench_configs=$configs cpuhpd.bench_rebuild_reps=$rebuild_reps"
+        [ -n "$methods" ] && append="$append cpuhpd.bench_methods=$methods"
+        [ -n "$workloads" ] && append="$append cpuhpd.bench_workloads=$workloads"
+        for k in "${kernels[@]}"; do
+            label=${k%%=*} image=${k#*=}
+            for n in $(echo "$vcpus" | tr ',' ' '); do
+                # TCG: a batch's time grows about with the square of the vCPUs (64: ~60 s a way).
+                t=${guest_timeout:-$(( 900 + reps * nconf * n * n / 2 ))}
+                name="$label-$n"
+                log "guest $name: $n vCPUs, $reps reps, configs $configs (timeout $t s; load $(cut -d' ' -f1-3 /proc/loadavg))"
+                flock -n "$lock" true 2>/dev/null || log "waiting for $lock (another guest is running)"
+                start=$(date +%s)
+                set +e
+                flock "$lock" "$here/tests/vm/run-guest.sh" --topology "smt$n" --kernel "$image" \
+                    --initrd "$initrd" --build-dir "$build/bench/$name" --scenarios bench \
+                    --scenario-timeout "$((t - 60))" --timeout "$t" --append "$append" \
+                    >"$out/raw/$name.run.log" 2>&1
+                rc=$?
+                set -e
+                cp "$build/bench/$name/vm/smt$n/console.clean.log" "$out/raw/$name.console.log" 2>/dev/null || true
+                echo "guest $name: exit $rc, $(( $(date +%s) - start )) s wall, host load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
+                if [ "$rc" != 0 ]; then
+                    failed=1
+                    log "guest $name FAILED (exit $rc): $out/raw/$name.run.log"
+                    tail -n 30 "$out/raw/$name.run.log" >&2 || true
+                fi
+                collect_guest "$label" "$n" "$out/raw/$name.console.log"
+            done
+        done
+    fi
+
+    # ---------------------------------------------------------------- the daemon itself
+    if [ "$do_daemon" = 1 ]; then
+        dargs=(--build "$build" --out "$out/daemon.csv")
+        [ "$do_build" = 1 ] || echo "daemon figures: binaries of $build as they are (maybe a sanitizer build)" >>"$out/meta.txt"
+        [ "$quick" = 1 ] && dargs+=(--quick)
+        "$here/bench/daemon-bench.sh" "${dargs[@]}" || { failed=1; log "daemon benchmark FAILED"; }
+    fi
+
+    echo "host load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
+    /usr/bin/python3 "$here/bench/report.py" "$out" || { failed=1; log "report FAILED"; }
+    nsamples=$(($(wc -l <"$samples") - 1))
+    if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ] && [ "$nsamples" -le 0 ]; then
+        log "no guest samples were recorded"; failed=1
+    fi
+    log "wrote $out/report.md ($nsamples guest samples)"
+    exit $failed
+}
+
+# collect_guest LABEL VCPUS CONSOLE: appends a guest's BENCH-* console lines to the CSV
+# files in $out, each prefixed with the kernel label and the guest size.
+collect_guest() {
+    local label=$1 n=$2 con=$3 kind file
+    [ -r "$con" ] || return 0
+    for kind in SAMPLE:samples PHASE:phases PHASEWALL:phasewall REBUILD:rebuilds STATE:states INFO:info; do
+        file="$out/${kind#*:}.csv"
+        grep -a "^BENCH-${kind%%:*}," "$con" | sed "s/^BENCH-${kind%%:*},/$label,$n,/" >>"$file" || true
     done
-fi
+    grep -a '^BENCH-ERROR' "$con" >&2 || true
+    log "guest $label-$n: $(grep -ac '^BENCH-SAMPLE,\([^,]*,\)\{7\}ok' "$con") samples ok, $(grep -ac '^BENCH-ERROR' "$con") errors"
+}
 
-# ---------------------------------------------------------------- the daemon itself
-if [ "$do_daemon" = 1 ]; then
-    dargs=(--build "$build" --out "$out/daemon.csv")
-    [ "$do_build" = 1 ] || echo "daemon figures: binaries of $build as they are (maybe a sanitizer build)" >>"$out/meta.txt"
-    [ "$quick" = 1 ] && dargs+=(--quick)
-    "$here/bench/daemon-bench.sh" "${dargs[@]}" || { failed=1; log "daemon benchmark FAILED"; }
-fi
-
-echo "host load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
-/usr/bin/python3 "$here/bench/report.py" "$out" || { failed=1; log "report FAILED"; }
-nsamples=$(($(wc -l <"$samples") - 1))
-if [ "$do_guests" = 1 ] && [ ${#kernels[@]} -gt 0 ] && [ "$nsamples" -le 0 ]; then
-    log "no guest samples were recorded"; failed=1
-fi
-log "wrote $out/report.md ($nsamples guest samples)"
-exit $failed
+# The whole script is read before it runs (editing it during a long run is safe).
+main "$@"
