@@ -153,6 +153,20 @@ class Report:
                "`synchronize_rcu`, `exp` = `synchronize_rcu_expedited`, `stop_m` = "
                "`stop_machine_cpuslocked` (takedown_cpu calls it directly).")
         self.w()
+        self.w("How each batch is run (`tests/vm/guest/bench.sh`): the loop writes `cpuN/online` "
+               "from busybox sh without forking, siblings first going down and primaries first "
+               "coming up (the kernel's bulk order); `loop-exp` is the same inside "
+               "`rcu_expedited=1`; `chcpu -d/-e LIST` and `cpuctl` include their process start "
+               "(cpuctl also its D-Bus round trip and the daemon's 20 ms coalescing window); "
+               "every method of a repetition runs before the next repetition starts. The clock "
+               "is `/proc/uptime` (10 ms steps), read without a fork around the batch only. "
+               "The kprobe counters stay armed during the timed runs (a few hits per CPU); the "
+               "tracepoint pass and the rebuild timing run separately afterwards.")
+        self.w()
+        self.w("**Measured**: every time, count and ratio in the tables, the per-phase breakdown, "
+               "the rebuild cost table and the daemon figures. **Fitted**: the rebuild cost model. "
+               "**Projected** (a model, labelled as such): the 480/1536-CPU section.")
+        self.w()
 
     def summary(self):
         guests = self.guests()
