@@ -222,8 +222,8 @@ phase() {
                     s = ST[c, k]; incl[s] += dur[k]; excl[s] += dur[k] - child[k]; calls[s]++
                 }
             }
-            for (s in incl) printf "%s,%d,%s,%d,%d,%d\n", pfx, s, name[s], incl[s] * 1e9, excl[s] * 1e9, calls[s]
-            printf "BENCH-PHASEWALL,%s,%d,%d,%d,%d,%d\n", substr(pfx, 13), n, wall, rb * 1e9, nrb, top * 1e9 }' \
+            for (s in incl) printf "%s,%d,%s,%.0f,%.0f,%d\n", pfx, s, name[s], incl[s] * 1e9, excl[s] * 1e9, calls[s]
+            printf "BENCH-PHASEWALL,%s,%d,%d,%.0f,%d,%.0f\n", substr(pfx, 13), n, wall, rb * 1e9, nrb, top * 1e9 }' \
         $TRACEFS/trace
     : >$TRACEFS/trace
     read -r got <$SYS/online
@@ -257,7 +257,7 @@ rebuild_pass() {
     awk -v pfx="BENCH-REBUILD,$cfg,$NCPU,$ngroups" '
         function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
         /cpuhpd_rb_in:/ { rbs[$1] = ts(); next }
-        /cpuhpd_rb_out:/ { if ($1 in rbs) { printf "%s,%d\n", pfx, (ts() - rbs[$1]) * 1e9; delete rbs[$1] } }' $TRACEFS/trace
+        /cpuhpd_rb_out:/ { if ($1 in rbs) { printf "%s,%.0f\n", pfx, (ts() - rbs[$1]) * 1e9; delete rbs[$1] } }' $TRACEFS/trace
     : >$TRACEFS/trace
     rmdir $CG/cpuhpd-rb
 }
