@@ -32,6 +32,6 @@ load0=$(cut -d' ' -f1 /proc/loadavg)
 timeout -k 10 "$timeout_s" "$tool" "${args[@]}" --out "$out.tmp" ||
     { echo "daemon-bench: cpuhpd-bench failed or timed out ($timeout_s s)" >&2; exit 1; }
 load1=$(cut -d' ' -f1 /proc/loadavg)
-echo "host load (1-min average) before / after,$load0 / $load1,,," >>"$out.tmp"
+echo "\"host load (1-min average) before / after\",$load0 / $load1,,," >>"$out.tmp"
 mv "$out.tmp" "$out"
 echo "daemon-bench: wrote $out" >&2

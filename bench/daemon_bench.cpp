@@ -84,7 +84,8 @@ struct Rows {
              const std::string& goal = "", const std::string& met = "") {
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.3f", value);
-        out << metric << ',' << buf << ',' << unit << ',' << goal << ',' << met << '\n';
+        // The metric names have commas: quote them (CSV, RFC 4180).
+        out << '"' << metric << "\"," << buf << ',' << unit << ',' << goal << ',' << met << '\n';
         std::cerr << "cpuhpd-bench: " << metric << " = " << buf << ' ' << unit
                   << (goal.empty() ? "" : " (goal " + goal + ": " + met + ")") << '\n';
     }

@@ -103,6 +103,17 @@ class Report:
         self.states = read_csv(os.path.join(d, "states.csv"))
         self.info = read_csv(os.path.join(d, "info.csv"))
         self.daemon = read_csv(os.path.join(d, "daemon.csv"))
+        # Traced cells with a negative nanosecond sum come from runs whose guest script
+        # printed them with busybox awk's %d, which wraps above 2^31 ns (2.1 s): drop them.
+        def cell(r):
+            return (r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"])
+
+        bad = {cell(r) for r in self.phases if num(r["incl_ns"]) < 0 or num(r["excl_ns"]) < 0}
+        bad |= {cell(r) for r in self.phasewall
+                if num(r["rebuild_ns"]) < 0 or num(r.get("states_ns")) < 0}
+        self.dropped_phase_cells = sorted(bad)
+        self.phases = [r for r in self.phases if cell(r) not in bad]
+        self.phasewall = [r for r in self.phasewall if cell(r) not in bad]
         self.plots = []
         # cells[(kernel, vcpus, config, workload, method, action)] = [sample rows with status ok]
         self.cells = defaultdict(list)
@@ -365,6 +376,12 @@ class Report:
                "rcu_sync, the cpuset work, user space). One traced run per cell, separate from "
                "the timed repetitions (tracing slows it).")
         self.w()
+        if self.dropped_phase_cells:
+            self.w(f"{len(self.dropped_phase_cells)} traced cells left out: their guest script "
+                   "printed nanosecond sums with busybox awk's %d, which wraps above 2.1 s "
+                   "(fixed since): " + ", ".join(" ".join(c[1:]) for c in
+                                                 self.dropped_phase_cells) + ".")
+            self.w()
         self.w("| run | wall | " + " | ".join(top[:8]) + " |")
         self.w("|---|---|" + "---|" * len(top[:8]))
         for label, seg in bars:
