@@ -390,29 +390,38 @@ class Report:
                    " | ".join(f"{seg.get(s, 0) * 1000:.0f} ms" for s in top[:8]) + " |")
         self.w()
 
+    # Rebuild cost models: name, formula, features of (N, G). The first follows the kernel's
+    # code (every CPU's runqueue is re-attached and each re-attach walks every task group);
+    # the second is the plain alternative the data may prefer.
+    MODELS = [
+        ("per-CPU cgroup walk", "T = a + b*N + c*N*G/1000", lambda n, g: [1.0, n, n * g / 1000.0]),
+        ("flat cgroup term", "T = a + b*N + c*G/1000", lambda n, g: [1.0, n, g / 1000.0]),
+    ]
+
     def rebuild_fit(self):
-        """T(N, G) = a + b*N + c*N*G fitted by least squares to the per-rebuild times."""
+        """Fits every model in MODELS to the median rebuild time per (N, G)."""
         pts = [(int(r["online_cpus"]), int(r["cgroups"]), num(r["ns"]) / 1e6, r["kernel"])
                for r in self.rebuilds if r["config"] != "part"]
         if not pts:
-            return None
+            return []
         # Medians per (N, G) so that noisy single rebuilds do not dominate.
         groups = defaultdict(list)
         for n, g, t, _k in pts:
             groups[(n, g)].append(t)
         keys = sorted(groups)
-        X = np.array([[1.0, n, n * g / 1000.0] for (n, g) in keys])
         y = np.array([med(groups[k]) for k in keys])
-        fit = None
+        fits = []  # (name, formula, coef, r2, features)
         if len({k[0] for k in keys}) >= 2:
-            cols = [0, 1, 2] if len({k[1] for k in keys}) >= 2 else [0, 1]
-            coef, *_ = np.linalg.lstsq(X[:, cols], y, rcond=None)
-            full = np.zeros(3)
-            full[cols] = coef
-            pred = X @ full
-            ss_res = float(np.sum((y - pred) ** 2))
-            ss_tot = float(np.sum((y - y.mean()) ** 2)) or 1.0
-            fit = (full, 1 - ss_res / ss_tot, cols)
+            for name, formula, feat in self.MODELS:
+                X = np.array([feat(n, g) for (n, g) in keys])
+                cols = [0, 1, 2] if len({k[1] for k in keys}) >= 2 else [0, 1]
+                coef, *_ = np.linalg.lstsq(X[:, cols], y, rcond=None)
+                full = np.zeros(3)
+                full[cols] = coef
+                ss_res = float(np.sum((y - X @ full) ** 2))
+                ss_tot = float(np.sum((y - y.mean()) ** 2)) or 1.0
+                fits.append((name, formula, full, 1 - ss_res / ss_tot, feat))
+            fits.sort(key=lambda f: -f[3])
         self.w("## The cost of one sched-domain rebuild")
         self.w()
         self.w("Measured: `partition_sched_domains_locked` timed by a kprobe/kretprobe pair in the "
@@ -427,55 +436,66 @@ class Report:
             self.w(f"| {k[0]} | {k[1]} | {len(xs)} | {med(xs):.2f} ms | {min(xs):.2f} ms | "
                    f"{max(xs):.2f} ms |")
         self.w()
-        self.w("Model (the state): a rebuild detaches and re-attaches every CPU's runqueue to a root "
-               "domain (`rq_attach_root` -> `set_rq_offline`/`set_rq_online` per CPU), and each "
-               "of those walks every task group (`update_runtime_enabled`, "
-               "`unthrottle_offline_cfs_rqs`): **T(N, G) = a + b*N + c*N*G/1000** for N online "
-               "CPUs and G cpu cgroups.")
+        self.w("State model: a rebuild detaches and re-attaches every CPU's runqueue to a root "
+               "domain (`rq_attach_root` -> `set_rq_offline`/`set_rq_online` per CPU) and builds "
+               "the domains of N online CPUs; going offline and online, each runqueue walks every "
+               "task group (`unthrottle_offline_cfs_rqs`, `update_runtime_enabled`), so the "
+               "cgroup term should grow with N x G. Both that model and one with a cgroup term "
+               "independent of N are fitted (least squares over the medians; N online CPUs, G cpu "
+               "cgroups, T in ms of TCG time); the better fit is used for the projection, both are "
+               "listed:")
         self.w()
-        if fit:
-            (a, b, c), r2, cols = fit
-            self.w(f"Fit (least squares over the medians): a = {a:.3f} ms, b = {b:.4f} ms per CPU, "
-                   f"c = {c:.4f} ms per CPU per 1000 cgroups; R^2 = {r2:.3f}"
-                   + ("" if 2 in cols else " (one cgroup count only: c not fitted)") + ".")
+        if fits:
+            self.w("| model | a | b (per CPU) | c | R^2 |")
+            self.w("|---|---|---|---|---|")
+            for name, formula, co, r2, _f in fits:
+                self.w(f"| {name}: {formula} | {co[0]:.3f} | {co[1]:.4f} | {co[2]:.4f} | "
+                       f"{r2:.3f} |")
+            self.w()
+            if len(keys) <= 4:
+                self.w(f"With {len(keys)} (N, G) points and 3 parameters each fit is barely "
+                       "constrained; read it as an order of magnitude.")
+                self.w()
         else:
             self.w("Fit: not enough guest sizes in this run (needs two or more).")
-        self.w()
+            self.w()
         fig, ax = plt.subplots(figsize=(6, 4))
-        for g in sorted({k[1] for k in keys}):
+        for i, g in enumerate(sorted({k[1] for k in keys})):
             ns = [k[0] for k in keys if k[1] == g]
             raw = [(n, t) for n, gg, t, _ in pts if gg == g]
-            ax.scatter([p[0] for p in raw], [p[1] for p in raw], s=10, alpha=0.4)
-            ax.plot(ns, [med(groups[(n, g)]) for n in ns], "o", label=f"{g} cgroups, median")
-            if fit:
+            ax.scatter([p[0] for p in raw], [p[1] for p in raw], s=10, alpha=0.35,
+                       color=f"C{i}")
+            ax.plot(ns, [med(groups[(n, g)]) for n in ns], "o", color=f"C{i}",
+                    label=f"{g} cgroups, median")
+            if fits:
                 xx = np.linspace(min(ns), max(ns) * 1.1, 50)
-                co = fit[0]
-                ax.plot(xx, co[0] + co[1] * xx + co[2] * xx * g / 1000, "--",
-                        label=f"fit, {g} cgroups")
+                for j, (name, _fo, co, r2, feat) in enumerate(fits):
+                    ax.plot(xx, [np.dot(co, feat(x, g)) for x in xx], ["--", ":"][j % 2],
+                            color=f"C{i}", label=f"fit ({name}, R^2 {r2:.2f}), {g} cgroups")
         ax.set_xlabel("online CPUs (vCPUs)")
         ax.set_ylabel("ms per rebuild (TCG)")
         ax.set_title("Measured: one sched-domain rebuild vs CPUs and cgroups", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6)
         fig.tight_layout()
         self.save(fig, "rebuild_fit.png", "Sched-domain rebuild cost and its fit")
-        return fit
+        return fits
 
-    def projection(self, fit):
-        if not fit:
+    def projection(self, fits):
+        if not fits:
             return
-        co = fit[0]
 
-        def T(n, g):
-            return max(0.0, co[0] + co[1] * n + co[2] * n * g / 1000) / 1000  # s
+        def T_of(co, feat):
+            return lambda n, g: max(0.0, float(np.dot(co, feat(n, g)))) / 1000  # s
 
-        def loop_rebuilds(n, g):
+        def loop_rebuilds(T, n, g):
             # One rebuild per CPU each way, with N-1 ... 1 CPUs left going down and
             # 2 ... N coming up.
             return sum(T(k, g) for k in range(1, n)) + sum(T(k, g) for k in range(2, n + 1))
 
-        def bulk_rebuilds(n, g):
+        def bulk_rebuilds(T, n, g):
             return T(1, g) + T(n, g)
 
+        T = T_of(fits[0][2], fits[0][4])
         # The measured per-CPU remainder: the loop's time per CPU minus its rebuilds, from
         # the largest measured guest with no extra cgroups.
         per_cpu = None
@@ -483,7 +503,7 @@ class Report:
             x = self.offon(k, v, "cg0", "all", "loop")
             if x:
                 n = int(v)
-                per_cpu = (med(x) / 1000 - loop_rebuilds(n, 0)) / max(1, n - 1)
+                per_cpu = (med(x) / 1000 - loop_rebuilds(T, n, 0)) / max(1, n - 1)
                 per_cpu_src = f"{k}, {v} vCPUs"
                 break
         self.w("## Projection to 480 and 1536 CPUs (a model, not a measurement)")
@@ -499,18 +519,20 @@ class Report:
                   f"grows with the vCPUs (stop_machine on 2 host cores), on hardware it does "
                   f"not, so the totals below are rough." if per_cpu else ""))
         self.w()
-        self.w("| CPUs | cgroups | loop: rebuilds | bulk: rebuilds | loop total (+remainder) | "
-               "bulk total | bulk/loop | published |")
-        self.w("|---|---|---|---|---|---|---|---|")
-        for n in [480, 1536]:
-            pub = next((p for p in PUBLISHED if p[0] == n), None)
-            for g in [0, 2000]:
-                lr, br = loop_rebuilds(n, g), bulk_rebuilds(n, g)
-                rem = per_cpu * (n - 1) if per_cpu else 0.0
-                pubtxt = (f"{pub[1]}: {pub[2]:g} s -> {pub[3]:g} s ({pub[3] / pub[2]:.3f}x)"
-                          if pub and g == 0 else "")
-                self.w(f"| {n} | {g} | {lr:.0f} s | {br:.2f} s | {lr + rem:.0f} s | "
-                       f"{br + rem:.0f} s | {(br + rem) / (lr + rem):.2f} | {pubtxt} |")
+        self.w("| model | CPUs | cgroups | loop: rebuilds | bulk: rebuilds | loop total "
+               "(+remainder) | bulk total | bulk/loop | published |")
+        self.w("|---|---|---|---|---|---|---|---|---|")
+        for name, _fo, co, _r2, feat in fits:
+            Tm = T_of(co, feat)
+            for n in [480, 1536]:
+                pub = next((p for p in PUBLISHED if p[0] == n), None)
+                for g in [0, 2000]:
+                    lr, br = loop_rebuilds(Tm, n, g), bulk_rebuilds(Tm, n, g)
+                    rem = per_cpu * (n - 1) if per_cpu else 0.0
+                    pubtxt = (f"{pub[1]}: {pub[2]:g} s -> {pub[3]:g} s ({pub[3] / pub[2]:.3f}x)"
+                              if pub and g == 0 and name == fits[0][0] else "")
+                    self.w(f"| {name} | {n} | {g} | {lr:.0f} s | {br:.2f} s | {lr + rem:.0f} s | "
+                           f"{br + rem:.0f} s | {(br + rem) / (lr + rem):.2f} | {pubtxt} |")
         self.w()
         self.w("Reading it: the rebuild term is where one batch wins by construction (N rebuilds "
                "-> 1); the rest of a CPU's hotplug (the grace period in `sched_cpu_deactivate`, "
@@ -522,14 +544,14 @@ class Report:
         ns = np.unique(np.geomspace(8, 2048, 40).astype(int))
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         for g, ls in [(0, "-"), (2000, "--")]:
-            ax.plot(ns, [loop_rebuilds(n, g) for n in ns], ls, color="C3",
+            ax.plot(ns, [loop_rebuilds(T, n, g) for n in ns], ls, color="C3",
                     label=f"loop, rebuilds only, {g} cgroups")
-            ax.plot(ns, [bulk_rebuilds(n, g) for n in ns], ls, color="C0",
+            ax.plot(ns, [bulk_rebuilds(T, n, g) for n in ns], ls, color="C0",
                     label=f"bulk, rebuilds only, {g} cgroups")
             if per_cpu:
-                ax.plot(ns, [loop_rebuilds(n, g) + per_cpu * (n - 1) for n in ns], ls,
+                ax.plot(ns, [loop_rebuilds(T, n, g) + per_cpu * (n - 1) for n in ns], ls,
                         color="C1", alpha=0.6, label=f"loop + per-CPU remainder, {g} cgroups")
-                ax.plot(ns, [bulk_rebuilds(n, g) + per_cpu * (n - 1) for n in ns], ls,
+                ax.plot(ns, [bulk_rebuilds(T, n, g) + per_cpu * (n - 1) for n in ns], ls,
                         color="C2", alpha=0.6, label=f"bulk + per-CPU remainder, {g} cgroups")
         for p in PUBLISHED:
             ax.scatter([p[0]], [p[2]], marker="x", color="k")
@@ -546,9 +568,9 @@ class Report:
         ax.set_yscale("log")
         ax.set_xlabel("CPUs")
         ax.set_ylabel("seconds per all-AP offline+online (TCG time units)")
-        ax.set_title("PROJECTION from the fitted rebuild cost and the counted rebuilds\n"
-                     "(not measured beyond the grey band; published figures are real hardware)",
-                     fontsize=9)
+        ax.set_title(f"PROJECTION ({fits[0][0]} model) from the fitted rebuild cost and the "
+                     "counted rebuilds\n(not measured beyond the grey band; published figures "
+                     "are real hardware)", fontsize=8)
         ax.legend(fontsize=6)
         fig.tight_layout()
         self.save(fig, "projection.png", "Projection (labelled as such)")
@@ -574,8 +596,7 @@ class Report:
         self.summary()
         self.plot_ratios()
         self.plot_phases()
-        fit = self.rebuild_fit()
-        self.projection(fit)
+        self.projection(self.rebuild_fit())
         self.daemon_section()
         if self.plots:
             self.w("## Plots")
