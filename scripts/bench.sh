@@ -173,7 +173,7 @@ main() {
                 rc=$?
                 set -e
                 cp "$build/bench/$name/vm/smt$n/console.clean.log" "$out/raw/$name.console.log" 2>/dev/null || true
-                echo "guest $name: exit $rc, $(( $(date +%s) - start )) s wall, host load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
+                echo "guest $name: exit $rc, $(sed -n 's/.*scenario results (\([0-9]*\) s wall).*/\1/p' "$out/raw/$name.run.log" | head -n1) s in the guest, $(( $(date +%s) - start )) s with the wait for the lock, host load after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.txt"
                 if [ "$rc" != 0 ]; then
                     failed=1
                     log "guest $name FAILED (exit $rc): $out/raw/$name.run.log"
