@@ -4,8 +4,8 @@
 #   tests/vm/mkinitramfs.sh [--cpuhpd PATH] [--cpuctl PATH] [--output FILE]
 #                           [--modules-from DIR] [--allow-missing]
 #
-# Contents: busybox-static (+ applet symlinks), util-linux chcpu, dbus-daemon as the guest's system bus
-# (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
+# Contents: busybox-static (+ applet symlinks), util-linux chcpu, dbus-daemon as the
+# guest's system bus (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
 # project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
 # cpuctl, jq, every shared library they need (ldd + the dynamic loader), the
 # scenario scripts and /init (tests/vm/guest/init), uevent-count (tools/, gcc -static)
