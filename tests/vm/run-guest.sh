@@ -69,6 +69,7 @@ done
 log() { echo "run-guest: $*" >&2; }
 
 case "$topology" in
+smt16) smp=(-smp 16,sockets=2,cores=4,threads=2) ;;
 smt[0-9]*)
     n=${topology#smt}
     { [[ "$n" =~ ^[0-9]+$ ]] && [ $((n % 4)) = 0 ] && [ "$n" -ge 4 ]; } ||
