@@ -162,6 +162,8 @@ main() {
                 # TCG: a batch's time grows about with the square of the vCPUs (64: ~60 s a way).
                 t=${guest_timeout:-$(( 900 + reps * nconf * n * n / 2 ))}
                 name="$label-$n"
+                # --append: keep the console logs of an earlier guest of the same size.
+                [ -e "$out/raw/$name.console.log" ] && name="$name-$(date +%H%M%S)"
                 log "guest $name: $n vCPUs, $reps reps, configs $configs (timeout $t s; load $(cut -d' ' -f1-3 /proc/loadavg))"
                 flock -n "$lock" true 2>/dev/null || log "waiting for $lock (another guest is running)"
                 start=$(date +%s)
