@@ -39,6 +39,7 @@ main() {
     build=${CPUHPD_BUILD_DIR:-$here/build}
     export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 
+    command_line="scripts/bench.sh $*"
     quick=0 large=0 vcpus="" reps="" configs="" methods="" workloads="" out="" guest_timeout=""
     append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
     usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
@@ -114,7 +115,8 @@ main() {
     {
         echo "---- run"
         echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
-        echo "command: scripts/bench.sh $( [ "$quick" = 1 ] && echo --quick) --vcpus $vcpus --reps $reps --configs $configs${methods:+ --methods $methods}${workloads:+ --workloads $workloads}"
+        echo "command: $command_line"
+        echo "settings: vcpus $vcpus, reps $reps, configs $configs${methods:+, methods $methods}${workloads:+, workloads $workloads}"
         echo "commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (dirty)')"
         echo "host: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -r), $(qemu-system-x86_64 --version | head -n1)"
         echo "host load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
