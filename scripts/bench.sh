@@ -42,7 +42,7 @@ main() {
     command_line="scripts/bench.sh $*"
     quick=0 large=0 vcpus="" reps="" configs="" methods="" workloads="" out="" guest_timeout=""
     append_run=0 do_build=1 kernel_stock="" patched=() do_stock=1 do_patched=1 do_guests=1 do_daemon=1 report_only=""
-    usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+    usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
     while [ $# -gt 0 ]; do
         case "$1" in
         --quick) quick=1; shift ;;
