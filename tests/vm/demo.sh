@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     --reps) reps="$2"; shift 2 ;;
     --topology) topology="$2"; shift 2 ;;
     --kernel|--cpuhpd|--cpuctl|--build-dir|--timeout) args+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown argument $1" >&2; exit 2 ;;
     esac
 done
