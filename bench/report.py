@@ -346,7 +346,8 @@ class Report:
                     seg["outside the state machine"] += outside
                     for s, t in seg.items():
                         totals[s] += t
-                    bars.append((f"{k[:12]} {v}\n{c} {WORKLOAD_TEXT[wl]}\n{m} {act}", seg))
+                    bars.append((f"{k[:12]} {v}\n{c} {WORKLOAD_TEXT[wl]}\n{m} {act}", seg,
+                                 max(1, int(num(wr["ncpus"])))))
         if not bars:
             return
         top = [s for s, _ in sorted(totals.items(), key=lambda x: -x[1])][:11]
@@ -355,7 +356,7 @@ class Report:
         palette = [plt.get_cmap("tab10")(i) for i in range(10)] + ["#bbbbbb", "#555555"]
         for i, s in enumerate(top + ["other states"]):
             ys = np.array([b[1].get(s, 0.0) if s != "other states" else
-                           sum(t for n, t in b[1].items() if n not in top) for b in bars])
+                           sum(t for name, t in b[1].items() if name not in top) for b in bars])
             ax.bar(range(len(bars)), ys, bottom=bottoms, label=s, color=palette[i % len(palette)])
             bottoms += ys
         ax.set_xticks(range(len(bars)))
@@ -384,10 +385,21 @@ class Report:
             self.w()
         self.w("| run | wall | " + " | ".join(top[:8]) + " |")
         self.w("|---|---|" + "---|" * len(top[:8]))
-        for label, seg in bars:
+        for label, seg, _n in bars:
             wall = sum(seg.values())
             self.w(f"| {label.replace(chr(10), ' ')} | {wall:.2f} s | " +
                    " | ".join(f"{seg.get(s, 0) * 1000:.0f} ms" for s in top[:8]) + " |")
+        self.w()
+        # What a batch still pays per CPU, state by state: the map for the next kernel work.
+        self.w("Per CPU of the batch (ms per CPU: the same times divided by the CPUs the batch "
+               "changed). A state a bulk method still pays N times shows the same per-CPU "
+               "figure as the loop; one it pays once per batch shrinks with N.")
+        self.w()
+        self.w("| run | CPUs | " + " | ".join(top[:8]) + " |")
+        self.w("|---|---|" + "---|" * len(top[:8]))
+        for label, seg, n in bars:
+            self.w(f"| {label.replace(chr(10), ' ')} | {n} | " +
+                   " | ".join(f"{seg.get(s, 0) * 1000 / n:.1f}" for s in top[:8]) + " |")
         self.w()
 
     # Rebuild cost models: name, formula, features of (N, G). The first follows the kernel's
