@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building, testing and the guest demo need.
+# Installs every Debian package that building, testing, the guest demo and the benchmark
+# (scripts/bench.sh: matplotlib for its plots, util-linux chcpu as a peer) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
@@ -10,6 +11,7 @@ pkgs=(
   dbus systemd
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
+  python3-matplotlib python3-numpy util-linux
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -887,7 +887,7 @@ std::map<std::string, std::optional<std::string>> World::guard_env() const {
             {"WATCHDOG_USEC", std::nullopt},        {"WATCHDOG_PID", std::nullopt}};
 }
 
-void World::start_bus(bool project_policy) {
+void World::start_bus(bool project_policy, const std::string& extra_config) {
     fs::path conf = tmp_.path() / "bus.conf";
     fs::path sock = tmp_.path() / "bus";
     std::string policy;
@@ -932,7 +932,7 @@ void World::start_bus(bool project_policy) {
              sock.string() +
              "</listen>\n"
              "  <auth>EXTERNAL</auth>\n" +
-             policy + "</busconfig>\n");
+             policy + extra_config + "</busconfig>\n");
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) {
         throw std::runtime_error("pipe2: " + errstr(errno));
@@ -991,10 +991,10 @@ void World::start_daemon(const DaemonConfig& config) {
                    "\n"
                    "coalesce_ms: " +
                    std::to_string(config.coalesce_ms) + "\n" + config.extra_yaml);
-    daemon_.start(
-        {CPUHPD_BIN, "--bus", address_, "--sysfs-root", tree_.root().string(), "--state-dir",
-         (tmp_.path() / "state").string(), "--config", conf.string(), "--log-level", "debug"},
-        guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
+    daemon_.start({CPUHPD_BIN, "--bus", address_, "--sysfs-root", tree_.root().string(),
+                   "--state-dir", (tmp_.path() / "state").string(), "--config", conf.string(),
+                   "--log-level", config.log_level},
+                  guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
     RawClient probe(address_);
     auto deadline = Clock::now() + 15s;
     auto step = 2ms;

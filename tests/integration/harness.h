@@ -226,6 +226,7 @@ struct DaemonConfig {
     unsigned min_online = 2;
     unsigned coalesce_ms = 20;
     std::string extra_yaml;  // appended verbatim
+    std::string log_level = "debug";
 };
 
 // One test's world: temp dir, fake tree, private bus, daemon.
@@ -240,8 +241,9 @@ public:
 
     // Starts dbus-daemon and waits (bounded) for its printed address. With `project_policy`
     // the bus denies method calls by default, as the system bus does, and includes the
-    // project's dbus/org.cpuhpd1.conf; otherwise everything is allowed.
-    void start_bus(bool project_policy = false);
+    // project's dbus/org.cpuhpd1.conf; otherwise everything is allowed. `extra_config` is
+    // appended inside <busconfig> (e.g. <limit> elements for the benchmark's 1000 callers).
+    void start_bus(bool project_policy = false, const std::string& extra_config = "");
     // Writes the config, starts cpuhpd and waits until org.cpuhpd1 has an owner. Throws
     // std::runtime_error with the daemon's stderr when it exits early or never appears.
     void start_daemon(const DaemonConfig& config = {});

@@ -4,8 +4,8 @@
 #   tests/vm/mkinitramfs.sh [--cpuhpd PATH] [--cpuctl PATH] [--output FILE]
 #                           [--modules-from DIR] [--allow-missing]
 #
-# Contents: busybox-static (+ applet symlinks), dbus-daemon as the guest's system bus
-# (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
+# Contents: busybox-static (+ applet symlinks), util-linux chcpu, dbus-daemon as the
+# guest's system bus (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
 # project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
 # cpuctl, jq, every shared library they need (ldd + the dynamic loader), the
 # scenario scripts and /init (tests/vm/guest/init), uevent-count (tools/, gcc -static)
@@ -82,6 +82,10 @@ copy_bin() { # src dest
 copy_bin "$(command -v dbus-daemon)" /usr/bin/dbus-daemon
 copy_bin "$(command -v dbus-send)" /usr/bin/dbus-send
 copy_bin "$(command -v jq)" /usr/bin/jq
+# util-linux chcpu, the peer the benchmark compares against (busybox has none).
+chcpu_bin="$(command -v chcpu || true)"
+if [ -n "$chcpu_bin" ]; then copy_bin "$chcpu_bin" /usr/sbin/chcpu
+else log "WARNING: chcpu (util-linux) not found; the benchmark's chcpu method will be left out"; fi
 # Debian's /lib64 and /lib may be symlinks into /usr; make sure the loader sits at
 # the path the binaries ask for.
 [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"

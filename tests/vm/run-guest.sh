@@ -11,6 +11,8 @@
 #                                               a gdb stub to inspect a hung guest)
 #
 # Topologies: smt16 = 16 vCPUs, 2 sockets x 4 cores x 2 threads (smt/control on);
+#             smtN  = N vCPUs (N a multiple of 4: 8, 32, 48, 64...), 2 sockets x N/4
+#                     cores x 2 threads;
 #             numa8 = 8 vCPUs, 2 sockets x 4 cores, no SMT, NUMA nodes 0-3 / 4-7.
 # --kernel defaults to Debian's stock kernel (tests/vm/fetch-kernel.sh).
 # --initrd skips building one (default: build with mkinitramfs.sh from --cpuhpd/--cpuctl).
@@ -41,7 +43,7 @@ qemu_extra=()
 # 0.5 s with all CPUs online and 4.7 s with the 8 SMT siblings offline).
 cpu_model="${CPUHPD_VM_CPU:-max,vendor=GenuineIntel,-monitor}"
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --topology) topology="$2"; shift 2 ;;
@@ -68,10 +70,15 @@ log() { echo "run-guest: $*" >&2; }
 
 case "$topology" in
 smt16) smp=(-smp 16,sockets=2,cores=4,threads=2) ;;
+smt[0-9]*)
+    n=${topology#smt}
+    { [[ "$n" =~ ^[0-9]+$ ]] && [ $((n % 4)) = 0 ] && [ "$n" -ge 4 ]; } ||
+        { log "topology $topology: N must be a multiple of 4"; exit 2; }
+    smp=(-smp "$n,sockets=2,cores=$((n / 4)),threads=2") ;;
 numa8) smp=(-smp 8,sockets=2,cores=4,threads=1
              -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
              -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1) ;;
-*) log "unknown topology $topology (smt16|numa8)"; exit 2 ;;
+*) log "unknown topology $topology (smt16|smtN|numa8)"; exit 2 ;;
 esac
 
 outdir="$build_dir/vm/$topology"
