@@ -26,6 +26,10 @@ has_cap bulk || skip "cpuhpd does not list bulk in its Capabilities ($(caps))"
 PROBES="partition_sched_domains_locked synchronize_rcu synchronize_rcu_expedited stop_machine_cpuslocked"
 kprobes_setup $PROBES || skip "no kprobe events (tracefs $TRACEFS/kprobe_events not writable)"
 assert_all_online "start"
+# 6.12's cpu_up_mask() starts a pass of CPUs in parallel unless the platform refused
+# parallel start-up at boot (x86 says so in the log; "enabled" is only a debug message).
+if dmesg | grep -qi 'Parallel CPU startup disabled'; then note "parallel CPU start-up: disabled at boot"
+else note "parallel CPU start-up: not disabled at boot ($(uname -r))"; fi
 REPS=${BULK_REPS:-3}
 CGROUPS=$(echo "${BULK_CGROUPS:-0,2000}" | tr ',' ' ')
 H=$(hotpluggable)
