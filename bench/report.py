@@ -90,6 +90,11 @@ def vcpus_key(v):
     return int(v)
 
 
+def cell(r):
+    """A row's cell: (kernel, vcpus, config, workload, method, action)."""
+    return (r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"])
+
+
 class Report:
     def __init__(self, d):
         self.d = d
@@ -105,9 +110,6 @@ class Report:
         self.daemon = read_csv(os.path.join(d, "daemon.csv"))
         # Traced cells with a negative nanosecond sum come from runs whose guest script
         # printed them with busybox awk's %d, which wraps above 2^31 ns (2.1 s): drop them.
-        def cell(r):
-            return (r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"])
-
         bad = {cell(r) for r in self.phases if num(r["incl_ns"]) < 0 or num(r["excl_ns"]) < 0}
         bad |= {cell(r) for r in self.phasewall
                 if num(r["rebuild_ns"]) < 0 or num(r.get("states_ns")) < 0}
@@ -119,11 +121,10 @@ class Report:
         self.cells = defaultdict(list)
         self.errors = defaultdict(int)
         for r in self.samples:
-            key = (r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"])
             if r["status"] == "ok":
-                self.cells[key].append(r)
+                self.cells[cell(r)].append(r)
             else:
-                self.errors[key] += 1
+                self.errors[cell(r)] += 1
 
     def w(self, line=""):
         self.out.append(line)
@@ -313,8 +314,11 @@ class Report:
     def plot_phases(self):
         if not self.phases:
             return
-        walls = {(r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"], r["action"]): r
-                 for r in self.phasewall}
+        walls = {cell(r): r for r in self.phasewall}
+        # Exclusive seconds per callback, per traced cell (in the order of phases.csv).
+        excl = defaultdict(lambda: defaultdict(float))
+        for r in self.phases:
+            excl[cell(r)][r["callback"]] += num(r["excl_ns"]) / 1e9
         # The largest guest per kernel; all APs with no extra cgroups and with the most
         # cgroups; the SMT siblings with no extra cgroups (loop vs smt/control).
         picks = []
@@ -334,11 +338,7 @@ class Report:
                     key = (k, v, c, wl, m, act)
                     if key not in walls:
                         continue
-                    seg = defaultdict(float)
-                    for r in self.phases:
-                        if (r["kernel"], r["vcpus"], r["config"], r["workload"], r["method"],
-                                r["action"]) == key:
-                            seg[r["callback"]] += num(r["excl_ns"]) / 1e9
+                    seg = defaultdict(float, excl.get(key, {}))
                     wr = walls[key]
                     rb = num(wr["rebuild_ns"]) / 1e9
                     outside = max(0.0, num(wr["ms"]) / 1000 - num(wr["states_ns"]) / 1e9 - rb)
