@@ -62,6 +62,18 @@ PKG_CPUS=$(minus "$(cpus_of_pkg $PK)" "$(protected_cpus)")
 SMT_CPUS=$(smt_secondaries)
 ONLINE_ALL=$(compress $PRESENT)
 wl_cpus() { case $1 in all) echo $ALLAPS ;; pkg) echo $PKG_CPUS ;; smt) echo $SMT_CPUS ;; esac; }
+# The sets are fixed for the run: each workload's cpulist, the loop's write order each way
+# (kernel_order) and the online file expected after each batch, computed once here rather
+# than with several awk runs before every batch.
+for wl in all pkg smt; do
+    cpus=$(wl_cpus $wl)
+    eval "CPUS_$wl=\$cpus LIST_$wl=\$(compress \$cpus) WANT_offline_$wl=\$(compress \$(minus \"\$PRESENT\" \"\$cpus\"))"
+    eval "ORDER_offline_$wl=\$(kernel_order offline \"\$cpus\") ORDER_online_$wl=\$(kernel_order online \"\$cpus\")"
+    eval "WANT_online_$wl=\$ONLINE_ALL"
+done
+# wl_load WORKLOAD ACTION: sets the caller's (local) cpus, list, order and want from the
+# table above.
+wl_load() { eval "cpus=\$CPUS_$1 list=\$LIST_$1 order=\$ORDER_${2}_$1 want=\$WANT_${2}_$1"; }
 info workload_all "$(compress $ALLAPS)"
 info workload_pkg "$(compress $PKG_CPUS)"
 info workload_smt "$(compress $SMT_CPUS)"
@@ -145,8 +157,7 @@ ERRORS=0
 # sample CONFIG WORKLOAD METHOD ACTION REP: one timed, counted, checked batch.
 sample() {
     local cfg=$1 wl=$2 m=$3 act=$4 rep=$5 cpus list order want b a t0 st got
-    cpus=$(wl_cpus $wl); list=$(compress $cpus); order=$(kernel_order $act "$cpus")
-    if [ $act = offline ]; then want=$(compress $(minus "$PRESENT" "$cpus")); else want=$ONLINE_ALL; fi
+    wl_load $wl $act
     b=$(snap)
     tick; t0=$T
     run_method $m $act "$list" "$order"
@@ -170,8 +181,8 @@ sample() {
 # phase CONFIG WORKLOAD METHOD ACTION: the batch with cpuhp_enter/exit (and the rebuild
 # kretprobes) traced; prints per-state sums (ns) and the traced batch's wall time.
 phase() {
-    local cfg=$1 wl=$2 m=$3 act=$4 cpus list order got
-    cpus=$(wl_cpus $wl); list=$(compress $cpus); order=$(kernel_order $act "$cpus")
+    local cfg=$1 wl=$2 m=$3 act=$4 cpus list order want got
+    wl_load $wl $act
     echo 0 >$TRACEFS/tracing_on
     : >$TRACEFS/trace
     echo 1 >$TRACEFS/events/cpuhp/enable
