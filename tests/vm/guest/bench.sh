@@ -92,9 +92,13 @@ RB_TRACE=0
 if echo "p:cpuhpd_rb_in partition_sched_domains_locked" >>$TRACEFS/kprobe_events 2>/dev/null &&
     echo "r:cpuhpd_rb_out partition_sched_domains_locked" >>$TRACEFS/kprobe_events 2>/dev/null; then
     RB_TRACE=1
-    echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable
-    echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
 fi
+# rb_events 0|1: the kretprobe pair off or on.
+rb_events() {
+    echo $1 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable
+    echo $1 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
+}
+[ $RB_TRACE = 1 ] && rb_events 0
 info kprobes "$(echo $KP_OK | tr ' ' ';')"
 info rebuild_timer $RB_TRACE
 HAS_CPUHP_EVENTS=0; [ -d $TRACEFS/events/cpuhp ] && HAS_CPUHP_EVENTS=1
@@ -111,6 +115,8 @@ snap() {
         { h[$1] = $2 } END { o = ""; for (i = 1; i <= n; i++) { k = "cpuhpd_" w[i]; o = o (i > 1 ? " " : "") ((k in h) ? h[k] : "NA") } print o }' \
         $TRACEFS/kprobe_profile
 }
+# awk: ts() is a trace line's timestamp in seconds (the field ending in ':' after the flags).
+TS_AWK='function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }'
 # Fork-free clock: /proc/uptime has 10 ms resolution; batches take 100s of ms.
 tick() { local u; read -r u _ </proc/uptime; T=$(( ${u%.*} * 1000 + 1${u#*.} * 10 - 1000 )); }
 
@@ -149,8 +155,7 @@ applies() {
     esac
 }
 ALL_METHODS="loop loop-exp chcpu smt-control cpuctl-per-cpu cpuctl-smt cpuctl-bulk direct"
-METHODS=""
-for m in $(echo ${METHODS_ASKED:-$ALL_METHODS} | tr ',' ' '); do METHODS="$METHODS $m"; done
+METHODS=$(echo ${METHODS_ASKED:-$ALL_METHODS} | tr ',' ' ')
 info methods "$(echo $METHODS | tr ' ' ';')"
 
 ERRORS=0
@@ -186,8 +191,7 @@ phase() {
     echo 0 >$TRACEFS/tracing_on
     : >$TRACEFS/trace
     echo 1 >$TRACEFS/events/cpuhp/enable
-    [ $RB_TRACE = 1 ] && echo 1 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable &&
-        echo 1 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
+    [ $RB_TRACE = 1 ] && rb_events 1
     echo 1 >$TRACEFS/tracing_on
     tick; t0=$T
     run_method $m $act "$list" "$order"
@@ -196,16 +200,14 @@ phase() {
     sleep 1
     echo 0 >$TRACEFS/tracing_on
     echo 0 >$TRACEFS/events/cpuhp/enable
-    [ $RB_TRACE = 1 ] && echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable &&
-        echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
+    [ $RB_TRACE = 1 ] && rb_events 0
     [ $RC = 0 ] || echo "BENCH-ERROR,$cfg,$wl,$m,$act,phase: exit"
     # Timestamps: the field ending in ':' after the flags; enter/exit pair per (cpu, step).
     # States nest (the control CPU's takedown_cpu waits while the AP runs its dying
     # states; cpuhp_kick_ap_work and bringup_cpu wait for the AP's thread): a state's
     # exclusive time is its own minus that of the states directly inside it (same CPU).
     # "top" sums the outermost states: the batch's time inside the hotplug state machine.
-    awk -v pfx="BENCH-PHASE,$cfg,$wl,$m,$act" -v wall="$((T - t0))" -v n="$(count $cpus)" '
-        function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
+    awk -v pfx="BENCH-PHASE,$cfg,$wl,$m,$act" -v wall="$((T - t0))" -v n="$(count $cpus)" "$TS_AWK"'
         function field(k,   i) { for (i = 1; i < NF; i++) if ($i == k) return $(i + 1) + 0; return -1 }
         /cpuhp_(multi_)?enter:/ { t = ts(); c = field("cpu:"); s = field("step:")
             nm = $NF; gsub(/[()]/, "", nm); name[s] = nm; start[c "," s] = t; next }
@@ -254,8 +256,7 @@ rebuild_pass() {
     c=$(last $(cpus_of_pkg $(first $(packages))))
     echo $c >$CG/cpuhpd-rb/cpuset.cpus || { info rebuild_pass_skipped "cpuset.cpus"; return 0; }
     echo 0 >$TRACEFS/tracing_on; : >$TRACEFS/trace
-    echo 1 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable
-    echo 1 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
+    rb_events 1
     echo 1 >$TRACEFS/tracing_on
     while [ $i -lt $RB_REPS ]; do
         echo root >$CG/cpuhpd-rb/cpuset.cpus.partition
@@ -263,10 +264,8 @@ rebuild_pass() {
         i=$((i + 1))
     done
     echo 0 >$TRACEFS/tracing_on
-    echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_in/enable
-    echo 0 >$TRACEFS/events/kprobes/cpuhpd_rb_out/enable
-    awk -v pfx="BENCH-REBUILD,$cfg,$NCPU,$ngroups" '
-        function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }
+    rb_events 0
+    awk -v pfx="BENCH-REBUILD,$cfg,$NCPU,$ngroups" "$TS_AWK"'
         /cpuhpd_rb_in:/ { rbs[$1] = ts(); next }
         /cpuhpd_rb_out:/ { if ($1 in rbs) { printf "%s,%.0f\n", pfx, (ts() - rbs[$1]) * 1e9; delete rbs[$1] } }' $TRACEFS/trace
     : >$TRACEFS/trace
