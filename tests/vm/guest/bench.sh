@@ -117,8 +117,7 @@ snap() {
 }
 # awk: ts() is a trace line's timestamp in seconds (the field ending in ':' after the flags).
 TS_AWK='function ts(   i) { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) return substr($i, 1, length($i) - 1) + 0; return -1 }'
-# Fork-free clock: /proc/uptime has 10 ms resolution; batches take 100s of ms.
-tick() { local u; read -r u _ </proc/uptime; T=$(( ${u%.*} * 1000 + 1${u#*.} * 10 - 1000 )); }
+# The clock around a batch is lib.sh's tick (fork-free; 10 ms steps, batches take 100s of ms).
 
 # ---------------------------------------------------------------- methods
 # run_method METHOD ACTION LIST "ORDER": one batch; RC = 0 when the method said it worked.

@@ -19,7 +19,9 @@ note() { echo "  # $*"; }
 have_binaries() { [ "$(cat /cpuhpd-tests/have-binaries 2>/dev/null)" = 1 ]; }
 need_binaries() { have_binaries || skip "cpuhpd/cpuctl not in the initramfs"; }
 
-now_ms() { local u; u=$(cut -d' ' -f1 /proc/uptime); echo $(( ${u%.*} * 1000 + 1${u#*.} * 10 - 1000 )); }
+# tick: T = uptime in ms, without a fork (/proc/uptime has 10 ms steps); now_ms prints it.
+tick() { local u; read -r u _ </proc/uptime; T=$(( ${u%.*} * 1000 + 1${u#*.} * 10 - 1000 )); }
+now_ms() { tick; echo $T; }
 
 # ---------------------------------------------------------------- cpu sets
 # Every fork+exec costs ~15 ms in a TCG guest (jq ~600 ms), so the set helpers are
