@@ -309,28 +309,40 @@ void storm(Rows& rows, itest::World& w, int callers) {
     rows.add(tag + ": status latency during the storm (max)", percentile(status_ms, 100), "ms");
 }
 
-std::string bus_limits() {
-    // dbus-daemon's defaults cap one uid at 256 connections; the storm needs more.
-    return "  <limit name=\"max_connections_per_user\">4096</limit>\n"
-           "  <limit name=\"max_completed_connections\">4096</limit>\n"
-           "  <limit name=\"max_incomplete_connections\">4096</limit>\n"
-           "  <limit name=\"max_replies_per_connection\">4096</limit>\n"
-           "  <limit name=\"max_match_rules_per_connection\">4096</limit>\n";
+// A private bus with room for the storm's callers (dbus-daemon's defaults cap one uid at 256
+// connections) and cpuhpd on it with min_online 1, logging at info.
+void start_world(itest::World& w, unsigned coalesce_ms) {
+    w.start_bus(false,
+                "  <limit name=\"max_connections_per_user\">4096</limit>\n"
+                "  <limit name=\"max_completed_connections\">4096</limit>\n"
+                "  <limit name=\"max_incomplete_connections\">4096</limit>\n"
+                "  <limit name=\"max_replies_per_connection\">4096</limit>\n"
+                "  <limit name=\"max_match_rules_per_connection\">4096</limit>\n");
+    itest::DaemonConfig config;
+    config.min_online = 1;
+    config.coalesce_ms = coalesce_ms;
+    config.log_level = "info";
+    w.start_daemon(config);
+}
+
+// The resident-set rows: the size against the 10 MiB goal, and the growth since `before`.
+void add_rss(Rows& rows, const std::string& metric, long kib) {
+    rows.add(metric, static_cast<double>(kib) / 1024.0, "MiB", "< 10 MiB", yes_no(kib < 10 * 1024));
+}
+
+void add_rss_growth(Rows& rows, const std::string& metric, long before, long after) {
+    rows.add(metric, static_cast<double>(after - before) / 1024.0, "MiB", kNoGrowth,
+             yes_no(after - before <= kNoGrowthKib));
 }
 
 void daemon_figures(Rows& rows, bool quick) {
     // 1. The shipped defaults (coalesce_ms 20): idle, round trips, storm, memory.
     {
         itest::World w;
-        w.start_bus(false, bus_limits());
-        itest::DaemonConfig config;
-        config.min_online = 1;
-        config.log_level = "info";
-        w.start_daemon(config);
+        start_world(w, itest::DaemonConfig{}.coalesce_ms);
         const pid_t pid = w.daemon().pid();
         std::this_thread::sleep_for(2s);
-        rows.add("RSS at rest", static_cast<double>(rss_kib(pid)) / 1024.0, "MiB", "< 10 MiB",
-                 yes_no(rss_kib(pid) < 10 * 1024));
+        add_rss(rows, "RSS at rest", rss_kib(pid));
         const int idle_s = quick ? 10 : 60;
         const long cs0 = context_switches(pid);
         std::this_thread::sleep_for(std::chrono::seconds(idle_s));
@@ -343,20 +355,13 @@ void daemon_figures(Rows& rows, bool quick) {
         storm(rows, w, 1000);
         std::this_thread::sleep_for(2s);
         const long after = rss_kib(pid);
-        rows.add("RSS after the storm", static_cast<double>(after) / 1024.0, "MiB", "< 10 MiB",
-                 yes_no(after < 10 * 1024));
-        rows.add("RSS growth over the storm", static_cast<double>(after - before) / 1024.0, "MiB",
-                 kNoGrowth, yes_no(after - before <= kNoGrowthKib));
+        add_rss(rows, "RSS after the storm", after);
+        add_rss_growth(rows, "RSS growth over the storm", before, after);
     }
     // 2. coalesce_ms 0: the service's own per-request cost, and 10,000 requests.
     {
         itest::World w;
-        w.start_bus(false, bus_limits());
-        itest::DaemonConfig config;
-        config.min_online = 1;
-        config.coalesce_ms = 0;
-        config.log_level = "info";
-        w.start_daemon(config);
+        start_world(w, 0);
         const pid_t pid = w.daemon().pid();
         round_trips(rows, w, "coalesce_ms 0", quick ? 50 : 1000, 0);
         const long before = rss_kib(pid);
@@ -371,11 +376,8 @@ void daemon_figures(Rows& rows, bool quick) {
         rows.add(std::to_string(n) + " sequential no-op requests, coalesce_ms 0: total",
                  ms_since(t0), "ms");
         const long after = rss_kib(pid);
-        rows.add("RSS after " + std::to_string(n) + " requests",
-                 static_cast<double>(after) / 1024.0, "MiB", "< 10 MiB", yes_no(after < 10 * 1024));
-        rows.add("RSS growth over " + std::to_string(n) + " requests",
-                 static_cast<double>(after - before) / 1024.0, "MiB", kNoGrowth,
-                 yes_no(after - before <= kNoGrowthKib));
+        add_rss(rows, "RSS after " + std::to_string(n) + " requests", after);
+        add_rss_growth(rows, "RSS growth over " + std::to_string(n) + " requests", before, after);
     }
 }
 
