@@ -109,10 +109,14 @@ kb=$((131072 / NCPU)); [ $kb -lt 1408 ] && kb=1408
 echo $kb >$TRACEFS/buffer_size_kb 2>/dev/null
 if grep -qw mono $TRACEFS/trace_clock 2>/dev/null; then echo mono >$TRACEFS/trace_clock
 else echo global >$TRACEFS/trace_clock 2>/dev/null; fi
-# One awk reads every hit counter (kprobe_profile: name hits misses).
+# snap [BEFORE]: one awk reads every hit counter (kprobe_profile: name hits misses) and
+# prints them space-separated; given BEFORE (an earlier snap), prints instead the growth
+# since then, comma-separated (NA where either reading is NA).
 snap() {
-    awk -v want="$KP" 'BEGIN { n = split(want, w, " ") }
-        { h[$1] = $2 } END { o = ""; for (i = 1; i <= n; i++) { k = "cpuhpd_" w[i]; o = o (i > 1 ? " " : "") ((k in h) ? h[k] : "NA") } print o }' \
+    awk -v want="$KP" -v before="$1" 'BEGIN { n = split(want, w, " "); split(before, b, " ") }
+        { h[$1] = $2 } END { o = ""; for (i = 1; i <= n; i++) { k = "cpuhpd_" w[i]; v = (k in h) ? h[k] : "NA"
+            if (before != "") v = (v == "NA" || b[i] == "NA") ? "NA" : v - b[i]
+            o = o (i > 1 ? (before != "" ? "," : " ") : "") v } print o }' \
         $TRACEFS/kprobe_profile
 }
 # awk: ts() is a trace line's timestamp in seconds (the field ending in ':' after the flags).
@@ -160,13 +164,13 @@ info methods "$(echo $METHODS | tr ' ' ';')"
 ERRORS=0
 # sample CONFIG WORKLOAD METHOD ACTION REP: one timed, counted, checked batch.
 sample() {
-    local cfg=$1 wl=$2 m=$3 act=$4 rep=$5 cpus list order want b a t0 st got
+    local cfg=$1 wl=$2 m=$3 act=$4 rep=$5 cpus list order want b d t0 st got
     wl_load $wl $act
     b=$(snap)
     tick; t0=$T
     run_method $m $act "$list" "$order"
     tick
-    a=$(snap)
+    d=$(snap "$b")
     st=ok
     read -r got <$SYS/online
     [ $RC = 0 ] || st=exit
@@ -177,8 +181,7 @@ sample() {
         echo "BENCH-ERROR,$cfg,$wl,$m,$act,$rep: $st (online=$got, expected $want) $(head -c 300 /tmp/bench.out 2>/dev/null | tr '\n' ' ')"
         restore_all_online
     fi
-    echo "BENCH-SAMPLE,$cfg,$wl,$m,$act,$rep,$(count $cpus),$((T - t0)),$st,$(echo $b $a | awk '{ n = NF / 2; o = ""
-        for (i = 1; i <= n; i++) o = o (i > 1 ? "," : "") (($i == "NA" || $(i + n) == "NA") ? "NA" : $(i + n) - $i); print o }')"
+    echo "BENCH-SAMPLE,$cfg,$wl,$m,$act,$rep,$(count $cpus),$((T - t0)),$st,$d"
 }
 
 # ---------------------------------------------------------------- trace pass
