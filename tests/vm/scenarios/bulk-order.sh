@@ -17,7 +17,6 @@ H=$(hotpluggable)
 HL=$(compress $H)
 N=$(count $H)
 PROBE=$CG/cpuhpd-order
-cleanup() { rmdir $PROBE 2>/dev/null; }
 grep -qw cpuset $CG/cgroup.subtree_control || echo +cpuset >$CG/cgroup.subtree_control ||
     fail "cannot enable +cpuset in the root cgroup"
 mkdir -p $PROBE || fail "cannot create $PROBE"
@@ -50,5 +49,5 @@ probe() {
 
 probe direct
 if has_cap bulk; then probe cpuctl; else note "cpuhpd does not list bulk ($(caps)): cpuctl case not run"; fi
-cleanup
+rmdir $PROBE
 exit 0
