@@ -144,10 +144,6 @@ CpuSet resolve_selector(const Argument& arg, const MachineState& machine) {
     return out;
 }
 
-bool is_numeric(const Argument& arg) {
-    return !is_letter(arg.text[0]);  // a cpulist or a 0x cpumap
-}
-
 bool is_cpumap(std::string_view t) {
     return t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
 }
@@ -167,6 +163,11 @@ bool is_kernel_word_form(std::string_view t) {
            (n == t.size() || t[n] == '-' || t[n] == ',' || t[n] == ':');
 }
 
+// A cpulist or a 0x cpumap, or a kernel word form that the cpulist parser refuses.
+bool is_numeric(const Argument& arg) {
+    return !is_letter(arg.text[0]) || is_kernel_word_form(arg.text);
+}
+
 // A cpulist or cpumap argument, with CPU numbers below `cpu_bound`.
 CpuSet parse_numeric(const Argument& arg, unsigned cpu_bound) {
     std::string_view t = arg.text;
@@ -183,7 +184,7 @@ CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
     // No CPU beyond the last possible one can ever be brought up or down: refused before
     // any range is filled.
     const unsigned bound = machine.possible.empty() ? kMaxCpus : machine.possible.last() + 1;
-    if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+    if (is_numeric(arg)) {
         return parse_numeric(arg, bound);
     }
     return resolve_selector(arg, machine);
@@ -237,7 +238,7 @@ CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
 
 void check_mask_syntax(std::string_view expression) {
     for (const Argument& arg : checked_split(expression)) {
-        if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+        if (is_numeric(arg)) {
             parse_numeric(arg, kMaxCpus);
         } else {
             parse_selector(arg);
