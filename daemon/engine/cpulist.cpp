@@ -27,16 +27,6 @@ MaskError::MaskError(std::string reason, std::string token, std::size_t position
 
 namespace {
 
-// ASCII whitespace: \t \n \v \f \r and space.
-bool is_space(char c) {
-    auto u = static_cast<unsigned char>(c);
-    return (u >= 9 && u <= 13) || u == 32;
-}
-
-bool is_separator(char c) {
-    return is_space(c) || c == ',';
-}
-
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
@@ -64,9 +54,9 @@ std::string_view cut_at_newline(std::string_view text, std::size_t base_offset) 
         return text;
     }
     for (std::size_t i = nl + 1; i < text.size(); ++i) {
-        if (!is_space(text[i])) {
+        if (!is_mask_space(text[i])) {
             std::size_t end = i;
-            while (end < text.size() && !is_space(text[end])) {
+            while (end < text.size() && !is_mask_space(text[end])) {
                 ++end;
             }
             throw MaskError(
@@ -228,7 +218,7 @@ CpuSet parse_cpulist(std::string_view text, std::size_t base_offset, unsigned cp
     std::size_t comma_pos = 0;
     std::size_t i = 0;
     while (true) {
-        while (i < body.size() && is_space(body[i])) {
+        while (i < body.size() && is_mask_space(body[i])) {
             ++i;
         }
         if (i >= body.size()) {
@@ -248,7 +238,7 @@ CpuSet parse_cpulist(std::string_view text, std::size_t base_offset, unsigned cp
             continue;
         }
         std::size_t begin = i;
-        while (i < body.size() && !is_separator(body[i])) {
+        while (i < body.size() && !is_mask_separator(body[i])) {
             ++i;
         }
         RegionParser(body.substr(begin, i - begin), base_offset + begin, cpu_bound).parse_into(out);
@@ -290,14 +280,14 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu
     std::vector<Chunk> chunks;
     std::size_t i = body.size();
     while (i > 0) {
-        while (i > 0 && is_separator(body[i - 1])) {
+        while (i > 0 && is_mask_separator(body[i - 1])) {
             --i;
         }
         if (i == 0) {
             break;
         }
         std::size_t end = i;
-        while (i > 0 && !is_separator(body[i - 1])) {
+        while (i > 0 && !is_mask_separator(body[i - 1])) {
             --i;
         }
         chunks.push_back({i, end});

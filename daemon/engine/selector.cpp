@@ -11,10 +11,6 @@ namespace {
 
 constexpr const char* kExpected = "(expected all, smt, package:N, die:N, node:N, core:N)";
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 bool is_letter(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -28,11 +24,11 @@ std::vector<Argument> split(std::string_view expression) {
     std::vector<Argument> out;
     std::size_t i = 0;
     while (i < expression.size()) {
-        while (i < expression.size() && is_space(expression[i])) {
+        while (i < expression.size() && is_mask_space(expression[i])) {
             ++i;
         }
         std::size_t begin = i;
-        while (i < expression.size() && !is_space(expression[i])) {
+        while (i < expression.size() && !is_mask_space(expression[i])) {
             ++i;
         }
         if (i > begin) {
@@ -200,7 +196,7 @@ std::vector<Argument> checked_split(std::string_view expression) {
     std::size_t regions = 0;
     bool in_region = false;
     for (const char c : expression) {
-        const bool separator = is_space(c) || c == ',';
+        const bool separator = is_mask_separator(c);
         regions += (!separator && !in_region) ? 1 : 0;
         in_region = !separator;
     }
