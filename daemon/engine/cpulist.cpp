@@ -170,9 +170,7 @@ private:
                 "N", position_ + pos_);
         }
         if (pos_ >= region_.size() || !is_digit(region_[pos_])) {
-            fail("invalid cpulist region '" + quoted() + "': expected " + what +
-                 (pos_ < region_.size() ? ", found " + describe_char(region_[pos_])
-                                        : std::string(", found the end of the region")));
+            unexpected(what);
         }
         bool overflow = false;
         while (pos_ < region_.size() && is_digit(region_[pos_])) {
