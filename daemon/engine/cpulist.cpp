@@ -136,10 +136,7 @@ public:
             throw MaskError("CPU number " + text + " is out of range " + bound_text(cpu_bound_),
                             text, position_ + bad.begin);
         }
-        if (used == group) {
-            out.add_range(static_cast<unsigned>(start.value), static_cast<unsigned>(end.value));
-            return;
-        }
+        // A plain range is one group of all its CPUs: a single add_range().
         for (std::uint64_t first = start.value; first <= end.value; first += group) {
             std::uint64_t last = std::min(end.value, first + used - 1);
             out.add_range(static_cast<unsigned>(first), static_cast<unsigned>(last));
