@@ -66,28 +66,27 @@ struct Selector {
     unsigned number = 0;
 };
 
+// The selectors: "all" and "smt" alone, the others with ":N" (kExpected lists them too).
+struct SelectorWord {
+    std::string_view word;
+    SelectorKind kind;
+    bool numbered;
+};
+constexpr SelectorWord kSelectorWords[] = {
+    {"all", SelectorKind::All, false},        {"smt", SelectorKind::Smt, false},
+    {"package", SelectorKind::Package, true}, {"die", SelectorKind::Die, true},
+    {"node", SelectorKind::Node, true},       {"core", SelectorKind::Core, true},
+};
+
 // The selector's syntax alone; what it matches needs the machine.
 Selector parse_selector(const Argument& arg) {
     auto colon = arg.text.find(':');
     std::string_view word = arg.text.substr(0, colon);
     const bool numbered = colon != std::string_view::npos;
-    if (!numbered && word == "all") {
-        return {SelectorKind::All, 0};
-    }
-    if (!numbered && word == "smt") {
-        return {SelectorKind::Smt, 0};
-    }
-    if (numbered && word == "package") {
-        return {SelectorKind::Package, selector_number(arg, colon)};
-    }
-    if (numbered && word == "die") {
-        return {SelectorKind::Die, selector_number(arg, colon)};
-    }
-    if (numbered && word == "node") {
-        return {SelectorKind::Node, selector_number(arg, colon)};
-    }
-    if (numbered && word == "core") {
-        return {SelectorKind::Core, selector_number(arg, colon)};
+    for (const SelectorWord& known : kSelectorWords) {
+        if (known.word == word && known.numbered == numbered) {
+            return {known.kind, numbered ? selector_number(arg, colon) : 0};
+        }
     }
     const std::string token = escape_excerpt(arg.text);
     throw MaskError("unknown selector '" + token + "' " + kExpected, token, arg.position);
