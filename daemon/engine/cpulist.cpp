@@ -27,16 +27,6 @@ MaskError::MaskError(std::string reason, std::string token, std::size_t position
 
 namespace {
 
-// ASCII whitespace: \t \n \v \f \r and space.
-bool is_space(char c) {
-    auto u = static_cast<unsigned char>(c);
-    return (u >= 9 && u <= 13) || u == 32;
-}
-
-bool is_separator(char c) {
-    return is_space(c) || c == ',';
-}
-
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
 }
@@ -64,9 +54,9 @@ std::string_view cut_at_newline(std::string_view text, std::size_t base_offset) 
         return text;
     }
     for (std::size_t i = nl + 1; i < text.size(); ++i) {
-        if (!is_space(text[i])) {
+        if (!is_mask_space(text[i])) {
             std::size_t end = i;
-            while (end < text.size() && !is_space(text[end])) {
+            while (end < text.size() && !is_mask_space(text[end])) {
                 ++end;
             }
             throw MaskError(
@@ -146,10 +136,7 @@ public:
             throw MaskError("CPU number " + text + " is out of range " + bound_text(cpu_bound_),
                             text, position_ + bad.begin);
         }
-        if (used == group) {
-            out.add_range(static_cast<unsigned>(start.value), static_cast<unsigned>(end.value));
-            return;
-        }
+        // A plain range is one group of all its CPUs: a single add_range().
         for (std::uint64_t first = start.value; first <= end.value; first += group) {
             std::uint64_t last = std::min(end.value, first + used - 1);
             out.add_range(static_cast<unsigned>(first), static_cast<unsigned>(last));
@@ -180,9 +167,7 @@ private:
                 "N", position_ + pos_);
         }
         if (pos_ >= region_.size() || !is_digit(region_[pos_])) {
-            fail("invalid cpulist region '" + quoted() + "': expected " + what +
-                 (pos_ < region_.size() ? ", found " + describe_char(region_[pos_])
-                                        : std::string(", found the end of the region")));
+            unexpected(what);
         }
         bool overflow = false;
         while (pos_ < region_.size() && is_digit(region_[pos_])) {
@@ -228,7 +213,7 @@ CpuSet parse_cpulist(std::string_view text, std::size_t base_offset, unsigned cp
     std::size_t comma_pos = 0;
     std::size_t i = 0;
     while (true) {
-        while (i < body.size() && is_space(body[i])) {
+        while (i < body.size() && is_mask_space(body[i])) {
             ++i;
         }
         if (i >= body.size()) {
@@ -248,7 +233,7 @@ CpuSet parse_cpulist(std::string_view text, std::size_t base_offset, unsigned cp
             continue;
         }
         std::size_t begin = i;
-        while (i < body.size() && !is_separator(body[i])) {
+        while (i < body.size() && !is_mask_separator(body[i])) {
             ++i;
         }
         RegionParser(body.substr(begin, i - begin), base_offset + begin, cpu_bound).parse_into(out);
@@ -290,14 +275,14 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu
     std::vector<Chunk> chunks;
     std::size_t i = body.size();
     while (i > 0) {
-        while (i > 0 && is_separator(body[i - 1])) {
+        while (i > 0 && is_mask_separator(body[i - 1])) {
             --i;
         }
         if (i == 0) {
             break;
         }
         std::size_t end = i;
-        while (i > 0 && !is_separator(body[i - 1])) {
+        while (i > 0 && !is_mask_separator(body[i - 1])) {
             --i;
         }
         chunks.push_back({i, end});

@@ -26,6 +26,17 @@ private:
     std::size_t position_;
 };
 
+// ASCII whitespace (\t \n \v \f \r and space): it separates cpulist regions and mask
+// arguments. Not the kernel's isspace(), which also takes byte 0xa0 (see cpulist.cpp).
+inline bool is_mask_space(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u >= 9 && u <= 13) || u == 32;
+}
+// What ends a cpulist region: whitespace or ','.
+inline bool is_mask_separator(char c) {
+    return is_mask_space(c) || c == ',';
+}
+
 // "0-3,8,10-15", group form "0-31:2/8" (first 2 of every 8), "N" for the last CPU is not
 // supported (kernel 6.1 has it only for nbits-relative lists; we take it as an error).
 // A trailing newline and the empty string (or "\n") give the empty set.

@@ -8,11 +8,13 @@ namespace cpuhpd {
 
 namespace {
 
-const std::string& string_value(const OptionEntry& entry, const std::string& key) {
-    if (const auto* text = std::get_if<std::string>(&entry.value)) {
-        return *text;
+// The entry's value as a T, which the message calls `type` ("a string (s)").
+template <typename T>
+const T& typed_value(const OptionEntry& entry, const std::string& key, const char* type) {
+    if (const auto* value = std::get_if<T>(&entry.value)) {
+        return *value;
     }
-    throw OptionError("option '" + key + "' must be a string (s), not " +
+    throw OptionError("option '" + key + "' must be " + type + ", not " +
                       escape_excerpt(entry.type));
 }
 
@@ -20,7 +22,7 @@ const std::string& string_value(const OptionEntry& entry, const std::string& key
 // std::invalid_argument for any other value).
 template <typename Parse>
 auto choice(const OptionEntry& entry, const std::string& key, Parse parse, const char* expected) {
-    const std::string& text = string_value(entry, key);
+    const std::string& text = typed_value<std::string>(entry, key, "a string (s)");
     try {
         return parse(text);
     } catch (const std::invalid_argument&) {
@@ -48,12 +50,7 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
         } else if (entry.key == "strategy") {
             parsed.strategy = choice(entry, key, parse_strategy, "auto, bulk, smt or per-cpu");
         } else if (entry.key == "dry_run") {
-            const auto* flag = std::get_if<bool>(&entry.value);
-            if (flag == nullptr) {
-                throw OptionError("option 'dry_run' must be a boolean (b), not " +
-                                  escape_excerpt(entry.type));
-            }
-            parsed.dry_run = *flag;
+            parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
         } else {
             throw OptionError("unknown option '" + key + "' (known: mode, strategy, dry_run)");
         }

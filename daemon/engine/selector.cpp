@@ -11,10 +11,6 @@ namespace {
 
 constexpr const char* kExpected = "(expected all, smt, package:N, die:N, node:N, core:N)";
 
-bool is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 bool is_letter(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -28,11 +24,11 @@ std::vector<Argument> split(std::string_view expression) {
     std::vector<Argument> out;
     std::size_t i = 0;
     while (i < expression.size()) {
-        while (i < expression.size() && is_space(expression[i])) {
+        while (i < expression.size() && is_mask_space(expression[i])) {
             ++i;
         }
         std::size_t begin = i;
-        while (i < expression.size() && !is_space(expression[i])) {
+        while (i < expression.size() && !is_mask_space(expression[i])) {
             ++i;
         }
         if (i > begin) {
@@ -70,28 +66,27 @@ struct Selector {
     unsigned number = 0;
 };
 
+// The selectors: "all" and "smt" alone, the others with ":N" (kExpected lists them too).
+struct SelectorWord {
+    std::string_view word;
+    SelectorKind kind;
+    bool numbered;
+};
+constexpr SelectorWord kSelectorWords[] = {
+    {"all", SelectorKind::All, false},        {"smt", SelectorKind::Smt, false},
+    {"package", SelectorKind::Package, true}, {"die", SelectorKind::Die, true},
+    {"node", SelectorKind::Node, true},       {"core", SelectorKind::Core, true},
+};
+
 // The selector's syntax alone; what it matches needs the machine.
 Selector parse_selector(const Argument& arg) {
     auto colon = arg.text.find(':');
     std::string_view word = arg.text.substr(0, colon);
     const bool numbered = colon != std::string_view::npos;
-    if (!numbered && word == "all") {
-        return {SelectorKind::All, 0};
-    }
-    if (!numbered && word == "smt") {
-        return {SelectorKind::Smt, 0};
-    }
-    if (numbered && word == "package") {
-        return {SelectorKind::Package, selector_number(arg, colon)};
-    }
-    if (numbered && word == "die") {
-        return {SelectorKind::Die, selector_number(arg, colon)};
-    }
-    if (numbered && word == "node") {
-        return {SelectorKind::Node, selector_number(arg, colon)};
-    }
-    if (numbered && word == "core") {
-        return {SelectorKind::Core, selector_number(arg, colon)};
+    for (const SelectorWord& known : kSelectorWords) {
+        if (known.word == word && known.numbered == numbered) {
+            return {known.kind, numbered ? selector_number(arg, colon) : 0};
+        }
     }
     const std::string token = escape_excerpt(arg.text);
     throw MaskError("unknown selector '" + token + "' " + kExpected, token, arg.position);
@@ -144,10 +139,6 @@ CpuSet resolve_selector(const Argument& arg, const MachineState& machine) {
     return out;
 }
 
-bool is_numeric(const Argument& arg) {
-    return !is_letter(arg.text[0]);  // a cpulist or a 0x cpumap
-}
-
 bool is_cpumap(std::string_view t) {
     return t.size() >= 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
 }
@@ -167,6 +158,11 @@ bool is_kernel_word_form(std::string_view t) {
            (n == t.size() || t[n] == '-' || t[n] == ',' || t[n] == ':');
 }
 
+// A cpulist or a 0x cpumap, or a kernel word form that the cpulist parser refuses.
+bool is_numeric(const Argument& arg) {
+    return !is_letter(arg.text[0]) || is_kernel_word_form(arg.text);
+}
+
 // A cpulist or cpumap argument, with CPU numbers below `cpu_bound`.
 CpuSet parse_numeric(const Argument& arg, unsigned cpu_bound) {
     std::string_view t = arg.text;
@@ -183,7 +179,7 @@ CpuSet resolve_argument(const Argument& arg, const MachineState& machine) {
     // No CPU beyond the last possible one can ever be brought up or down: refused before
     // any range is filled.
     const unsigned bound = machine.possible.empty() ? kMaxCpus : machine.possible.last() + 1;
-    if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+    if (is_numeric(arg)) {
         return parse_numeric(arg, bound);
     }
     return resolve_selector(arg, machine);
@@ -199,7 +195,7 @@ std::vector<Argument> checked_split(std::string_view expression) {
     std::size_t regions = 0;
     bool in_region = false;
     for (const char c : expression) {
-        const bool separator = is_space(c) || c == ',';
+        const bool separator = is_mask_separator(c);
         regions += (!separator && !in_region) ? 1 : 0;
         in_region = !separator;
     }
@@ -237,7 +233,7 @@ CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
 
 void check_mask_syntax(std::string_view expression) {
     for (const Argument& arg : checked_split(expression)) {
-        if (!is_letter(arg.text[0]) || is_kernel_word_form(arg.text)) {
+        if (is_numeric(arg)) {
             parse_numeric(arg, kMaxCpus);
         } else {
             parse_selector(arg);

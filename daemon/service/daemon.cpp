@@ -101,7 +101,8 @@ void Daemon::schedule_announce() {
 }
 
 void Daemon::submit(Request request, std::function<void(const RequestResult&)> done) {
-    if (stopping_ || !executor_) {
+    // No executor: not running yet, or stopping (begin_stop() handed it to stopper_).
+    if (!executor_) {
         throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
     }
     const std::uint64_t token = next_token_++;
@@ -251,10 +252,9 @@ void Daemon::start_uevents() {
 }
 
 void Daemon::begin_stop() {
-    if (stopping_) {
+    if (!executor_) {
         return;
     }
-    stopping_ = true;
     sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
     // Callers of org.cpuhpd1 hear at once that nobody serves it (or activate a new
     // instance) instead of waiting for a name that answers nothing; calls already addressed
@@ -326,12 +326,14 @@ int Daemon::run() {
 
     const int code = loop_.run();
 
-    sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
-    // After a stop signal the helper thread has finished the batch; after a failure of the
-    // loop (the bus went away) the batch in flight is finished here. Queued requests are
-    // answered Busy; then those replies are delivered and the bus is let go.
+    // After a stop signal (begin_stop() said STOPPING=1) the helper thread has finished the
+    // batch; after a failure of the loop (the bus went away) the batch in flight is finished
+    // here. Queued requests are answered Busy; then those replies are delivered and the bus
+    // is let go.
     if (stopper_.joinable()) {
         stopper_.join();
+    } else {
+        sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
     }
     executor_.reset();
     loop_.drain();

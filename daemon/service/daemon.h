@@ -71,7 +71,6 @@ private:
     // Main thread only.
     MachineState state_;
     bool busy_ = false;
-    bool stopping_ = false;
     std::thread stopper_;         // destroys the executor (waits for the batch in flight)
     bool watch_uevents_ = false;  // else state() re-reads once for each D-Bus message
     bool state_read_for_message_ = false;

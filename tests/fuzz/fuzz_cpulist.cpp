@@ -7,18 +7,9 @@
 #include <string_view>
 
 #include "cpulist.h"
+#include "printable.h"
 
-namespace {
-
-void check_printable(const std::string& text) {
-    for (const char c : text) {
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
-            std::abort();  // a message sd-bus might refuse to send
-        }
-    }
-}
-
-}  // namespace
+using cpuhpd::fuzz::check_printable;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);

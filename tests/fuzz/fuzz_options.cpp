@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "options.h"
+#include "printable.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -41,11 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         cpuhpd::decode_options(entries);
     } catch (const cpuhpd::OptionError& e) {
-        for (const char c : std::string(e.what())) {
-            if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
-                std::abort();
-            }
-        }
+        cpuhpd::fuzz::check_printable(e.what());
     }
     return 0;
 }

@@ -1210,11 +1210,11 @@ struct Resume {
     ~Resume() { ::kill(pid, SIGCONT); }
 };
 
-// Waits (bounded) until the daemon's log contains `text`.
-bool log_shows(World& world, const std::string& text, std::chrono::seconds timeout = 10s) {
+// Polls `done` (bounded) until it holds; false when the timeout passes first.
+bool eventually(const std::function<bool()>& done, std::chrono::seconds timeout) {
     const auto deadline = Clock::now() + timeout;
     auto step = 2ms;
-    while (world.daemon_log().find(text) == std::string::npos) {
+    while (!done()) {
         if (Clock::now() >= deadline) {
             return false;
         }
@@ -1224,16 +1224,14 @@ bool log_shows(World& world, const std::string& text, std::chrono::seconds timeo
     return true;
 }
 
+// Waits (bounded) until the daemon's log contains `text`.
+bool log_shows(World& world, const std::string& text, std::chrono::seconds timeout = 10s) {
+    return eventually([&] { return world.daemon_log().find(text) != std::string::npos; }, timeout);
+}
+
 // Waits (bounded) until `name` has no owner on the bus; true when it has none.
 bool owner_gone(RawClient& client, const std::string& name, std::chrono::seconds timeout = 10s) {
-    const auto deadline = Clock::now() + timeout;
-    while (client.name_has_owner(name)) {
-        if (Clock::now() >= deadline) {
-            return false;
-        }
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
+    return eventually([&] { return !client.name_has_owner(name); }, timeout);
 }
 
 // "1-13,1-13,...": `regions` regions of CPUs that can go offline together (min_online 2),
