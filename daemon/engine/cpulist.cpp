@@ -19,10 +19,10 @@
 
 namespace cpuhpd {
 
-MaskError::MaskError(std::string reason, std::string token, std::size_t position)
+MaskError::MaskError(std::string reason, std::string_view raw_token, std::size_t position)
     : std::runtime_error(reason),
       reason_(std::move(reason)),
-      token_(escape_excerpt(token)),
+      token_(escape_excerpt(raw_token)),
       position_(position) {}
 
 namespace {
@@ -61,7 +61,7 @@ std::string_view cut_at_newline(std::string_view text, std::size_t base_offset) 
             }
             throw MaskError(
                 "unexpected text '" + escape_excerpt(text.substr(i, end - i)) + "' after a newline",
-                std::string(text.substr(i, end - i)), base_offset + i);
+                text.substr(i, end - i), base_offset + i);
         }
     }
     return text.substr(0, nl);
@@ -132,9 +132,10 @@ public:
         // Checked before any CPU is added: filling is bounded by the bound.
         if (end.value >= cpu_bound_) {
             const Number& bad = start.value >= cpu_bound_ ? start : end;
-            std::string text = escape_excerpt(region_.substr(bad.begin, bad.end - bad.begin));
-            throw MaskError("CPU number " + text + " is out of range " + bound_text(cpu_bound_),
-                            text, position_ + bad.begin);
+            const std::string_view raw = region_.substr(bad.begin, bad.end - bad.begin);
+            throw MaskError(
+                "CPU number " + escape_excerpt(raw) + " is out of range " + bound_text(cpu_bound_),
+                raw, position_ + bad.begin);
         }
         // A plain range is one group of all its CPUs: a single add_range().
         for (std::uint64_t first = start.value; first <= end.value; first += group) {
@@ -147,7 +148,7 @@ private:
     std::string quoted() const { return escape_excerpt(region_); }
 
     [[noreturn]] void fail(const std::string& reason) const {
-        throw MaskError(reason, std::string(region_), position_);
+        throw MaskError(reason, region_, position_);
     }
 
     [[noreturn]] void unexpected(const std::string& expected) const {
@@ -180,8 +181,9 @@ private:
         }
         n.end = pos_;
         if (overflow) {
-            std::string text = escape_excerpt(region_.substr(n.begin, n.end - n.begin));
-            throw MaskError("number " + text + " is too large", text, position_ + n.begin);
+            const std::string_view raw = region_.substr(n.begin, n.end - n.begin);
+            throw MaskError("number " + escape_excerpt(raw) + " is too large", raw,
+                            position_ + n.begin);
         }
         return n;
     }
@@ -296,12 +298,12 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu
             if (hex_value(c) < 0) {
                 throw MaskError(
                     "invalid hex digit " + describe_char(c) + " in cpumap group '" + token + "'",
-                    token, position);
+                    raw, position);
             }
         }
         if (raw.size() > 8) {
             throw MaskError("cpumap group '" + token + "' has more than 8 hex digits (32 bits)",
-                            token, position);
+                            raw, position);
         }
         std::uint32_t value = 0;
         for (char c : raw) {
@@ -310,7 +312,7 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu
         if (k >= kMaxChunks) {
             throw MaskError("cpumap group '" + token + "' is beyond the largest supported CPU " +
                                 std::to_string(kMaxCpus - 1),
-                            token, position);
+                            raw, position);
         }
         for (unsigned bit = 0; bit < 32; ++bit) {
             if (value & (std::uint32_t{1} << bit)) {
@@ -318,7 +320,7 @@ CpuSet parse_cpumap(std::string_view text, std::size_t base_offset, unsigned cpu
                 if (cpu >= cpu_bound) {
                     throw MaskError("cpumap group '" + token + "' sets CPU " + std::to_string(cpu) +
                                         ", out of range " + bound_text(cpu_bound),
-                                    token, position);
+                                    raw, position);
                 }
                 out.add(cpu);
             }

@@ -10,12 +10,13 @@
 
 namespace cpuhpd {
 
-// A malformed mask. `token` is the offending text (escaped and bounded, see
-// escape_excerpt()), `position` its 0-based offset in the input the caller passed (so errors
-// can point at it). Messages quote input only through escape_excerpt().
+// A malformed mask. `raw_token` is the offending text as the caller found it; token()
+// is that text escaped and bounded once, here (see escape_excerpt()). `position` its 0-based offset
+// in the input the caller passed (so errors can point at it). Messages quote input only through
+// escape_excerpt().
 class MaskError : public std::runtime_error {
 public:
-    MaskError(std::string reason, std::string token, std::size_t position);
+    MaskError(std::string reason, std::string_view raw_token, std::size_t position);
     const std::string& reason() const { return reason_; }
     const std::string& token() const { return token_; }
     std::size_t position() const { return position_; }

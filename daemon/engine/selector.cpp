@@ -43,17 +43,19 @@ unsigned selector_number(const Argument& arg, std::size_t colon) {
     std::string_view digits = arg.text.substr(colon + 1);
     const std::string token = escape_excerpt(arg.text);
     if (digits.empty()) {
-        throw MaskError("selector '" + token + "' needs a number after ':'", token, arg.position);
+        throw MaskError("selector '" + token + "' needs a number after ':'", arg.text,
+                        arg.position);
     }
     unsigned long long value = 0;
     for (char c : digits) {
         if (c < '0' || c > '9') {
-            throw MaskError("selector '" + token + "' needs a decimal number after ':'", token,
+            throw MaskError("selector '" + token + "' needs a decimal number after ':'", arg.text,
                             arg.position);
         }
         value = value * 10 + static_cast<unsigned>(c - '0');
         if (value > 0x7fffffff) {
-            throw MaskError("number in selector '" + token + "' is too large", token, arg.position);
+            throw MaskError("number in selector '" + token + "' is too large", arg.text,
+                            arg.position);
         }
     }
     return static_cast<unsigned>(value);
@@ -89,7 +91,7 @@ Selector parse_selector(const Argument& arg) {
         }
     }
     const std::string token = escape_excerpt(arg.text);
-    throw MaskError("unknown selector '" + token + "' " + kExpected, token, arg.position);
+    throw MaskError("unknown selector '" + token + "' " + kExpected, arg.text, arg.position);
 }
 
 CpuSet by_field(const MachineState& machine, int CpuTopology::*field, unsigned value) {
@@ -127,14 +129,14 @@ CpuSet resolve_selector(const Argument& arg, const MachineState& machine) {
             if (it == machine.topology.end()) {
                 throw MaskError("selector '" + token + "': the topology of CPU " +
                                     std::to_string(selector.number) + " is not known",
-                                token, arg.position);
+                                arg.text, arg.position);
             }
             out = it->second.siblings;
             break;
         }
     }
     if (out.empty()) {
-        throw MaskError("selector '" + token + "' matches no CPU", token, arg.position);
+        throw MaskError("selector '" + token + "' matches no CPU", arg.text, arg.position);
     }
     return out;
 }
@@ -168,7 +170,7 @@ CpuSet parse_numeric(const Argument& arg, unsigned cpu_bound) {
     std::string_view t = arg.text;
     if (is_cpumap(t)) {
         if (t.size() == 2) {
-            throw MaskError("no hex digits after '0x'", std::string(t), arg.position);
+            throw MaskError("no hex digits after '0x'", t, arg.position);
         }
         return parse_cpumap(t.substr(2), arg.position + 2, cpu_bound);
     }
@@ -190,7 +192,7 @@ std::vector<Argument> checked_split(std::string_view expression) {
     if (expression.size() > kMaxMaskBytes) {
         throw MaskError("the mask is " + std::to_string(expression.size()) +
                             " bytes long; the limit is " + std::to_string(kMaxMaskBytes),
-                        std::string(expression), 0);
+                        expression, 0);
     }
     std::size_t regions = 0;
     bool in_region = false;
@@ -202,11 +204,11 @@ std::vector<Argument> checked_split(std::string_view expression) {
     if (regions > kMaxMaskRegions) {
         throw MaskError("the mask has " + std::to_string(regions) + " regions; the limit is " +
                             std::to_string(kMaxMaskRegions),
-                        std::string(expression), 0);
+                        expression, 0);
     }
     std::vector<Argument> args = split(expression);
     if (args.empty()) {
-        throw MaskError("empty CPU mask", std::string(expression), 0);
+        throw MaskError("empty CPU mask", expression, 0);
     }
     return args;
 }

@@ -257,6 +257,14 @@ TEST(ParseCpumap, Errors) {
     EXPECT_EQ(e.position(), 0u);
 }
 
+TEST(ParseCpumap, LongGroupIsQuotedInPartOnce) {
+    MaskError e = map_error(std::string(100, 'f'));
+    EXPECT_NE(e.token().find("...(100 bytes)"), std::string::npos) << e.token();
+    EXPECT_EQ(e.token().find("bytes)...("), std::string::npos) << e.token();
+    e = map_error("1\x7f");
+    EXPECT_EQ(e.token(), "1\\x7f");
+}
+
 TEST(FormatCpumap, PadsToNrCpusAsTheKernel) {
     EXPECT_EQ(format_cpumap(CpuSet::range(32, 39), 64), "000000ff,00000000");
     EXPECT_EQ(format_cpumap(CpuSet::range(32, 39), 40), "ff,00000000");

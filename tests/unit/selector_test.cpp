@@ -162,6 +162,19 @@ TEST_F(Selector, UnknownSelector) {
     EXPECT_EQ(error("package:1:2").token(), "package:1:2");
 }
 
+// The token is escaped and shortened once: a long or binary token reports its own size
+// and bytes, not those of an already escaped copy.
+TEST_F(Selector, LongOrBinaryTokenIsEscapedOnce) {
+    const std::string long_word(100, 'q');
+    MaskError e = error("0 " + long_word);
+    EXPECT_NE(e.token().find("...(100 bytes)"), std::string::npos) << e.token();
+    EXPECT_EQ(e.token().find("bytes)...("), std::string::npos) << e.token();
+    e = error("fo\x01o");
+    EXPECT_EQ(e.token(), "fo\\x01o");
+    e = error("package:" + std::string(60, '9'));
+    EXPECT_NE(e.token().find("...(68 bytes)"), std::string::npos) << e.token();
+}
+
 TEST_F(Selector, SelectorsThatMatchNothing) {
     MaskError e = error("all package:7");
     EXPECT_EQ(e.token(), "package:7");
