@@ -7,6 +7,10 @@
 #                         [--show] [--debug] [--allow-missing] [--append ARGS]
 #                         [--cpu MODEL]   (default max,vendor=GenuineIntel,-monitor)
 #                         [--scenario-timeout SEC]  (per scenario in the guest; default 300)
+#                         [--boot-timeout SEC]  (until /init runs; default 180)
+#                         [--boot-retries N]  (boots again after a boot hang; default 1
+#                                              for a kernel without a System.map beside
+#                                              it, i.e. Debian's, 0 for ours)
 #                         [--qemu-arg ARG]...  (appended to QEMU's command line, e.g. -s for
 #                                               a gdb stub to inspect a hung guest)
 #
@@ -32,6 +36,8 @@ cpuctl="$repo/build/client/cpuctl"
 initrd=""
 build_dir="${CPUHPD_BUILD_DIR:-$repo/build}"
 timeout_s=840
+boot_timeout_s=180
+boot_retries=""
 show=0
 debug=0
 allow_missing=0
@@ -43,7 +49,7 @@ qemu_extra=()
 # 0.5 s with all CPUs online and 4.7 s with the 8 SMT siblings offline).
 cpu_model="${CPUHPD_VM_CPU:-max,vendor=GenuineIntel,-monitor}"
 
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
     --topology) topology="$2"; shift 2 ;;
@@ -54,6 +60,8 @@ while [ $# -gt 0 ]; do
     --initrd) initrd="$2"; shift 2 ;;
     --build-dir) build_dir="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
+    --boot-timeout) boot_timeout_s="$2"; shift 2 ;;
+    --boot-retries) boot_retries="$2"; shift 2 ;;
     --show) show=1; shift ;;
     --debug) debug=1; shift ;;
     --allow-missing) allow_missing=1; shift ;;
@@ -97,7 +105,9 @@ if [ -z "$initrd" ]; then
     "${mk[@]}" || { log "mkinitramfs failed"; exit 1; }
 fi
 
-append="console=ttyS0 panic=-1 quiet cpuhpd.scenarios=$scenarios"
+# No "quiet": should a boot hang, the console shows how far the kernel came. /init turns
+# the console down to warnings before the scenarios run.
+append="console=ttyS0 panic=-1 sysrq_always_enabled cpuhpd.scenarios=$scenarios"
 [ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
 [ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 
@@ -118,7 +128,6 @@ log "${cmd[*]}"
 # one kernel/build.sh keeps beside a patched kernel's bzImage; the stock kernel has none
 # (addresses only).
 hang_report="$outdir/hang.txt"
-rm -f "$hang_report"
 
 # One guest at a time on this machine: two TCG guests on 2 cores slow each other down,
 # skew every timing and make stalls likely. Wait for any other run-guest.sh (a test, the
@@ -132,12 +141,36 @@ if ! flock -n 8; then
 fi
 system_map="$(dirname "$kernel")/System.map-${kernel##*/bzImage-}"
 [ -r "$system_map" ] || system_map=""
+# A kernel that kernel/build.sh made (it has a System.map beside it) is under test itself:
+# a hang at its boot is a failure. A kernel of someone else's (Debian's) that hangs before
+# our /init ran has not run any of our code yet: boot it once more, and say so.
+if [ -z "$boot_retries" ]; then
+    if [ -n "$system_map" ]; then boot_retries=0; else boot_retries=1; fi
+fi
+
+# Sends HMP commands to QEMU's monitor, one per argument, 2 s apart.
+monitor_send() {
+    { for c in "$@"; do printf '%s\n' "$c"; sleep 2; done; } |
+        timeout 30 socat - "UNIX-CONNECT:$monitor" >/dev/null 2>&1 || true
+}
+
+# The boot watchdog: a guest whose console has no "init reached" line boot_timeout_s
+# after QEMU started is stuck in the kernel's boot. The magic SysRq keys (the command
+# line has sysrq_always_enabled) print the blocked tasks, every CPU's backtrace and
+# every task's stack on the console; then QEMU is told to quit and $outdir/boot-hang
+# marks the attempt.
 watch_for_hang() {
-    local deadline=$(( $(date +%s) + timeout_s - 40 )) why=""
+    local start_s deadline boot_deadline why=""
+    start_s=$(date +%s)
+    deadline=$(( start_s + timeout_s - 40 ))
+    boot_deadline=$(( start_s + boot_timeout_s ))
     while sleep 5; do
         if grep -aqE 'detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than' \
             "$console" 2>/dev/null; then
             why="the console reports a stall or lockup"
+        elif [ "$(date +%s)" -ge "$boot_deadline" ] &&
+            ! grep -aq 'CPUHPD-VM: init reached' "$console" 2>/dev/null; then
+            why="the guest did not reach /init within $boot_timeout_s s (boot hang)"
         elif [ "$(date +%s)" -ge "$deadline" ]; then
             why="the guest is about to be killed for its time"
         else
@@ -150,33 +183,76 @@ watch_for_hang() {
             echo "== vCPUs at $(date +%T):"
             "$here/hang-dump.sh" "$monitor" "$system_map" 2>&1 || true
         } >"$hang_report"
+        case "$why" in
+        *"boot hang"*)
+            if grep -aq 'CPUHPD-VM: init reached' "$console"; then
+                # Slow, not stuck: /init came while the vCPUs were being dumped.
+                rm -f "$hang_report"
+                boot_deadline=$(( deadline + 1 ))
+                continue
+            fi
+            monitor_send "sendkey alt-sysrq-w" "sendkey alt-sysrq-l" "sendkey alt-sysrq-t"
+            sleep 10
+            echo "$why" >"$outdir/boot-hang"
+            monitor_send quit
+            ;;
+        esac
         return 0
     done
 }
-watch_for_hang &
-watcher=$!
 
-start=$(date +%s)
-set +e
-if [ "$show" = 1 ]; then
-    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$console" |
-        sed -u -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g'
-    qrc=${PIPESTATUS[0]}
-else
-    timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$console" 2>&1
-    qrc=$?
-fi
-set -e
-kill "$watcher" 2>/dev/null || true
-wait "$watcher" 2>/dev/null || true
-elapsed=$(( $(date +%s) - start ))
+# Boots the guest once: sets qrc (QEMU's exit status) and elapsed (seconds).
+boot_guest() {
+    local watcher start_s
+    rm -f "$hang_report" "$outdir/boot-hang"
+    watch_for_hang &
+    watcher=$!
+    start_s=$(date +%s)
+    set +e
+    if [ "$show" = 1 ]; then
+        # The terminal gets the console without the kernel's boot messages (console.log
+        # keeps them).
+        timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null 2>&1 | tee "$console" |
+            awk '{ sub(/\r$/, ""); gsub(/\033\[[0-9;?]*[a-zA-Z]/, ""); gsub(/\033c/, "")
+                   if (!booted && /^\[ *[0-9]+\.[0-9]+\] /) next
+                   if (/CPUHPD-VM: init reached/) booted = 1
+                   print; fflush() }'
+        qrc=${PIPESTATUS[0]}
+    else
+        timeout -k 10 "$timeout_s" "${cmd[@]}" </dev/null >"$console" 2>&1
+        qrc=$?
+    fi
+    set -e
+    kill "$watcher" 2>/dev/null || true
+    wait "$watcher" 2>/dev/null || true
+    elapsed=$(( $(date +%s) - start_s ))
+}
+
+rm -f "$outdir"/console.boot-hang-*.log "$outdir"/hang.boot-hang-*.txt
+boot_guest
+attempt=1
+while [ -e "$outdir/boot-hang" ] && [ "$attempt" -le "$boot_retries" ]; do
+    hung_console="$outdir/console.boot-hang-$attempt.log"
+    mv "$console" "$hung_console"
+    mv "$hang_report" "$outdir/hang.boot-hang-$attempt.txt"
+    log "BOOT HANG: $(cat "$outdir/boot-hang") with kernel $kernel, before our /init ran;" \
+        "its console ($hung_console, last 80 lines) and vCPUs ($outdir/hang.boot-hang-$attempt.txt) follow"
+    tail -n 80 "$hung_console" | sed -e 's/\r$//' >&2
+    cat "$outdir/hang.boot-hang-$attempt.txt" >&2
+    log "booting again (attempt $((attempt + 1)); --boot-retries $boot_retries)"
+    attempt=$((attempt + 1))
+    boot_guest
+done
 
 # The serial console has CRLF line ends.
 clean="$outdir/console.clean.log"
 sed -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' <"$console" >"$clean"
 
 status=0
-if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+if [ -e "$outdir/boot-hang" ]; then
+    log "BOOT HANG: $(cat "$outdir/boot-hang") (kernel $kernel; no boots left)"
+    status=1
+elif [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
     log "TIMEOUT: the guest did not finish within $timeout_s s (hung guest)"
     status=1
 elif [ "$qrc" != 0 ]; then
