@@ -1,6 +1,7 @@
 #include "cpuset.h"
 
 #include <algorithm>
+#include <bit>
 #include <ostream>
 #include <stdexcept>
 
@@ -9,6 +10,12 @@
 namespace cpuhpd {
 
 namespace {
+
+constexpr unsigned kWordBits = 64;
+
+std::uint64_t bit(unsigned cpu) {
+    return std::uint64_t{1} << (cpu % kWordBits);
+}
 
 void check_cpu(unsigned cpu) {
     if (cpu >= kMaxCpus) {
@@ -28,12 +35,7 @@ CpuSet CpuSet::single(unsigned cpu) {
 
 CpuSet CpuSet::range(unsigned first, unsigned last) {
     CpuSet s;
-    if (first > last) {
-        return s;
-    }
-    check_cpu(last);
-    s.bits_.assign(last + 1, false);
-    std::fill(s.bits_.begin() + first, s.bits_.end(), true);
+    s.add_range(first, last);
     return s;
 }
 
@@ -47,10 +49,10 @@ CpuSet CpuSet::from(const std::vector<unsigned>& cpus) {
 
 void CpuSet::add(unsigned cpu) {
     check_cpu(cpu);
-    if (cpu >= bits_.size()) {
-        bits_.resize(cpu + 1, false);
+    if (cpu / kWordBits >= words_.size()) {
+        words_.resize(cpu / kWordBits + 1, 0);
     }
-    bits_[cpu] = true;
+    words_[cpu / kWordBits] |= bit(cpu);
 }
 
 void CpuSet::add_range(unsigned first, unsigned last) {
@@ -58,52 +60,65 @@ void CpuSet::add_range(unsigned first, unsigned last) {
         return;
     }
     check_cpu(last);
-    if (last >= bits_.size()) {
-        bits_.resize(last + 1, false);
+    if (last / kWordBits >= words_.size()) {
+        words_.resize(last / kWordBits + 1, 0);
     }
-    // std::fill on vector<bool> sets whole words at a time.
-    std::fill(bits_.begin() + first, bits_.begin() + last + 1, true);
+    for (unsigned w = first / kWordBits; w <= last / kWordBits; ++w) {
+        const unsigned lo = w == first / kWordBits ? first % kWordBits : 0;
+        const unsigned hi = w == last / kWordBits ? last % kWordBits : kWordBits - 1;
+        words_[w] |= (~std::uint64_t{0} >> (kWordBits - 1 - hi)) & (~std::uint64_t{0} << lo);
+    }
 }
 
 void CpuSet::remove(unsigned cpu) {
-    if (cpu < bits_.size()) {
-        bits_[cpu] = false;
+    if (cpu / kWordBits < words_.size()) {
+        words_[cpu / kWordBits] &= ~bit(cpu);
         trim();
     }
 }
 
 bool CpuSet::contains(unsigned cpu) const {
-    return cpu < bits_.size() && bits_[cpu];
+    return cpu / kWordBits < words_.size() && (words_[cpu / kWordBits] & bit(cpu)) != 0;
 }
 
 bool CpuSet::empty() const {
-    return bits_.empty();
+    return words_.empty();
 }
 
 std::size_t CpuSet::count() const {
-    return static_cast<std::size_t>(std::count(bits_.begin(), bits_.end(), true));
+    std::size_t n = 0;
+    for (const std::uint64_t w : words_) {
+        n += static_cast<std::size_t>(std::popcount(w));
+    }
+    return n;
 }
 
 unsigned CpuSet::first() const {
-    auto it = std::find(bits_.begin(), bits_.end(), true);
-    if (it == bits_.end()) {
-        throw std::logic_error("CpuSet::first() of an empty set");
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+        if (words_[w] != 0) {
+            return static_cast<unsigned>(w * kWordBits) +
+                   static_cast<unsigned>(std::countr_zero(words_[w]));
+        }
     }
-    return static_cast<unsigned>(it - bits_.begin());
+    throw std::logic_error("CpuSet::first() of an empty set");
 }
 
 unsigned CpuSet::last() const {
-    if (bits_.empty()) {
+    if (words_.empty()) {
         throw std::logic_error("CpuSet::last() of an empty set");
     }
-    return static_cast<unsigned>(bits_.size() - 1);  // trimmed: the last entry is set
+    // trimmed: the last word is not zero
+    return static_cast<unsigned>(words_.size() * kWordBits - 1) -
+           static_cast<unsigned>(std::countl_zero(words_.back()));
 }
 
 std::vector<unsigned> CpuSet::members() const {
     std::vector<unsigned> out;
-    for (std::size_t i = 0; i < bits_.size(); ++i) {
-        if (bits_[i]) {
-            out.push_back(static_cast<unsigned>(i));
+    out.reserve(count());
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+        for (std::uint64_t rest = words_[w]; rest != 0; rest &= rest - 1) {
+            out.push_back(static_cast<unsigned>(w * kWordBits) +
+                          static_cast<unsigned>(std::countr_zero(rest)));
         }
     }
     return out;
@@ -117,10 +132,9 @@ CpuSet CpuSet::operator|(const CpuSet& o) const {
 
 CpuSet CpuSet::operator&(const CpuSet& o) const {
     CpuSet r;
-    std::size_t n = std::min(bits_.size(), o.bits_.size());
-    r.bits_.assign(n, false);
-    for (std::size_t i = 0; i < n; ++i) {
-        r.bits_[i] = bits_[i] && o.bits_[i];
+    r.words_.resize(std::min(words_.size(), o.words_.size()));
+    for (std::size_t w = 0; w < r.words_.size(); ++w) {
+        r.words_[w] = words_[w] & o.words_[w];
     }
     r.trim();
     return r;
@@ -128,30 +142,26 @@ CpuSet CpuSet::operator&(const CpuSet& o) const {
 
 CpuSet CpuSet::operator-(const CpuSet& o) const {
     CpuSet r = *this;
-    std::size_t n = std::min(r.bits_.size(), o.bits_.size());
-    for (std::size_t i = 0; i < n; ++i) {
-        if (o.bits_[i]) {
-            r.bits_[i] = false;
-        }
+    const std::size_t n = std::min(r.words_.size(), o.words_.size());
+    for (std::size_t w = 0; w < n; ++w) {
+        r.words_[w] &= ~o.words_[w];
     }
     r.trim();
     return r;
 }
 
 CpuSet& CpuSet::operator|=(const CpuSet& o) {
-    if (o.bits_.size() > bits_.size()) {
-        bits_.resize(o.bits_.size(), false);
+    if (o.words_.size() > words_.size()) {
+        words_.resize(o.words_.size(), 0);
     }
-    for (std::size_t i = 0; i < o.bits_.size(); ++i) {
-        if (o.bits_[i]) {
-            bits_[i] = true;
-        }
+    for (std::size_t w = 0; w < o.words_.size(); ++w) {
+        words_[w] |= o.words_[w];
     }
     return *this;
 }
 
 bool CpuSet::operator==(const CpuSet& o) const {
-    return bits_ == o.bits_;
+    return words_ == o.words_;
 }
 
 std::string CpuSet::to_string() const {
@@ -159,8 +169,8 @@ std::string CpuSet::to_string() const {
 }
 
 void CpuSet::trim() {
-    while (!bits_.empty() && !bits_.back()) {
-        bits_.pop_back();
+    while (!words_.empty() && words_.back() == 0) {
+        words_.pop_back();
     }
 }
 

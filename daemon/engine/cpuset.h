@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -42,7 +43,10 @@ public:
 
 private:
     void trim();
-    std::vector<bool> bits_;  // bits_[cpu]; no trailing false entries
+    // Bit cpu % 64 of words_[cpu / 64]; no trailing zero words, so equal sets compare
+    // equal. Words, not vector<bool>: first(), count() and members() run a word at a time
+    // (make_plan asks first() of every CPU's siblings; 8192 CPUs took 15 ms bit by bit).
+    std::vector<std::uint64_t> words_;
 };
 
 // Prints the cpulist form ("0-3,8", "{}" when empty): for logs and test failure messages.
