@@ -10,9 +10,9 @@
 # The fuzz label builds the libFuzzer targets with clang (tests/fuzz/run.sh) and runs each
 # for 60 s under ASan and UBSan.
 #
-# The vm-bulk label builds the companion-patched 6.1 kernel and 6.12's lockdep flavour
-# (cached by hash in $CPUHPD_CACHE, 11-16 minutes each on 2 cores the first time)
-# and runs the guest suites on them.
+# The vm-bulk label builds the companion-patched kernel and its lockdep flavour
+# (cached by hash in $CPUHPD_CACHE, 11-13 minutes each on 2 cores the first time)
+# and runs the guest suite on them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${CPUHPD_BUILD_DIR:-$here/build-test}

@@ -25,7 +25,7 @@ else
     note "no /proc/lockdep_stats: this kernel has no lockdep; only WARNING/BUG/Call Trace are checked"
 fi
 pre=$(dmesg | grep -cE "$PAT")
-[ "$pre" = 0 ] || { dmesg | grep -E -A3 "$PAT" | head -n 40 | sed 's/^/  dmesg: /'; fail "dmesg had $pre splat lines BEFORE the stress (boot and the scenarios before this one)"; }
+[ "$pre" = 0 ] || { dmesg | grep -E -A3 "$PAT" | head -n 40 | sed 's/^/  dmesg: /'; fail "dmesg had $pre splat lines BEFORE the stress (boot)"; }
 PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
 S=$(smt_secondaries)
 END=$(( $(date +%s) + SECS ))
