@@ -11,7 +11,7 @@
 # for 60 s under ASan and UBSan.
 #
 # The vm-bulk label builds the companion-patched kernel and its lockdep flavour
-# (cached by hash in $CPUHPD_CACHE, 11-13 minutes each on 2 cores the first time)
+# (cached by hash in $CPUHPD_CACHE, 8-10 minutes each on 2 cores the first time)
 # and runs the guest suite on them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
