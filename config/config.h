@@ -27,6 +27,9 @@ struct Config {
     std::string bus = "system";  // "system", "session" or a D-Bus address
     std::filesystem::path state_dir = "/run/cpuhpd";
     std::string log_level = "info";  // debug, info, warning, error
+    // Where CPU uevents come from instead of the kernel (command line only, see
+    // UeventMonitor::open_socket); empty: the kernel's, when sysfs_root is /sys.
+    std::filesystem::path uevent_socket;
     EngineSettings engine;
     std::map<std::string, Profile> profiles;
 };

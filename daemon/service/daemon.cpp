@@ -8,12 +8,16 @@
 #include <system_error>
 #include <utility>
 
+#include "input.h"
 #include "log.h"
 #include "names.h"
 
 namespace cpuhpd {
 
 namespace {
+
+// Changes one caller may have waiting for their replies (admission, queue and batch).
+constexpr std::size_t kMaxUnansweredPerCaller = 2 * kMaxQueuedPerCaller;
 
 // BatchProgress at most this often per batch (plus the final one).
 constexpr auto kProgressInterval = std::chrono::milliseconds(200);
@@ -49,11 +53,7 @@ Daemon::Daemon(Config config)
     }
 }
 
-Daemon::~Daemon() {
-    if (stopper_.joinable()) {
-        stopper_.join();
-    }
-}
+Daemon::~Daemon() = default;
 
 MachineState Daemon::read_state() {
     const std::lock_guard lock(read_mutex_);
@@ -69,7 +69,14 @@ MachineState Daemon::read_state() {
         }
         reported_save_error_ = memory_.save_error();
     }
+    // Posted under the lock, so the main thread adopts the reads in the order they were made.
+    loop_.post([this, state] { adopt(state); });
     return state;
+}
+
+void Daemon::adopt(MachineState state) {
+    state_ = std::move(state);
+    schedule_announce();
 }
 
 const MachineState& Daemon::state() {
@@ -83,8 +90,7 @@ const MachineState& Daemon::state() {
 }
 
 void Daemon::refresh() {
-    state_ = read_state();
-    schedule_announce();
+    adopt(read_state());
 }
 
 void Daemon::schedule_announce() {
@@ -100,33 +106,61 @@ void Daemon::schedule_announce() {
     });
 }
 
-void Daemon::submit(Request request, std::function<void(const RequestResult&)> done) {
-    // No executor: not running yet, or stopping (begin_stop() handed it to stopper_).
-    if (!executor_) {
+void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
+    if (stopping_) {
         throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
     }
+    // Bounds what one caller can make the admission thread do (each change is resolved
+    // there, a maximum-size mask in milliseconds) and what it holds in memory.
+    std::size_t& count = unanswered_by_caller_[ask.caller];
+    if (count >= kMaxUnansweredPerCaller) {
+        throw Refusal(RefusalKind::Busy, "this caller has " +
+                                             std::to_string(kMaxUnansweredPerCaller) +
+                                             " changes unanswered already (the most one caller "
+                                             "may have); wait for their replies");
+    }
+    ++count;
     const std::uint64_t token = next_token_++;
-    pending_.emplace(token, std::move(done));
+    unanswered_.emplace(token, Unanswered{ask.caller, std::move(done)});
+    admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
+}
+
+void Daemon::admit(std::uint64_t token, const ChangeAsk& ask) {
     try {
+        if (!executor_) {
+            throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+        }
+        const MachineState state = read_state();
         // Called on the worker thread (or right here for a dry run): hand the result back
         // to the main thread, where the reply is sent.
-        executor_->submit(std::move(request), [this, token](RequestResult result) {
-            loop_.post([this, token, result = std::move(result)] { complete(token, result); });
+        executor_->submit(resolve(ask, state, config_.engine), [this, token](RequestResult result) {
+            loop_.post([this, token, result = std::move(result)]() mutable {
+                complete(token, std::move(result));
+            });
         });
     } catch (...) {
-        pending_.erase(token);
-        throw;
+        loop_.post([this, token, error = std::current_exception()] { complete(token, error); });
     }
 }
 
-void Daemon::complete(std::uint64_t token, const RequestResult& result) {
-    const auto it = pending_.find(token);
-    if (it == pending_.end()) {
+void Daemon::complete(std::uint64_t token, ChangeAnswer answer) {
+    const auto it = unanswered_.find(token);
+    if (it == unanswered_.end()) {
         return;
     }
-    auto done = std::move(it->second);
-    pending_.erase(it);
+    Unanswered entry = std::move(it->second);
+    unanswered_.erase(it);
+    if (const auto count = unanswered_by_caller_.find(entry.caller);
+        count != unanswered_by_caller_.end() && --count->second == 0) {
+        unanswered_by_caller_.erase(count);
+    }
+    if (const auto* result = std::get_if<RequestResult>(&answer)) {
+        log_result(*result);
+    }
+    entry.done(std::move(answer));
+}
 
+void Daemon::log_result(const RequestResult& result) const {
     const std::string action = to_string(result.action);
     if (result.refusal) {
         log::info(action + " " + result.mask + " refused: " + result.refusal->what(),
@@ -152,10 +186,9 @@ void Daemon::complete(std::uint64_t token, const RequestResult& result) {
                    {"OUTCOME", to_string(result.outcome)},
                    {"BATCH_ID", std::to_string(result.batch_id)},
                    {"DURATION_US", std::to_string(result.duration.count())}});
-        // Properties read after the reply must already show the new state.
-        refresh();
+        // No re-read here: the batch's last read of the machine was handed to this thread
+        // before its results, so properties read after the reply show the new state.
     }
-    done(result);
 }
 
 void Daemon::on_batch_finished(const BatchReport& report) {
@@ -180,7 +213,6 @@ void Daemon::on_batch_finished(const BatchReport& report) {
                 {"REQUESTS", std::to_string(report.requests)},
                 {"DURATION_US", std::to_string(report.duration.count())},
                 {"EXPEDITED", report.expedited ? "1" : "0"}});
-    refresh();
     if (adaptor_) {
         try {
             adaptor_->emitBatchFinished(report.batch_id, action, strategy,
@@ -228,33 +260,45 @@ std::unique_ptr<sdbus::IConnection> Daemon::connect() const {
 }
 
 void Daemon::start_uevents() {
-    // Uevents come from the real kernel: they would only confuse a daemon pointed at a
-    // fake tree (tests), which instead re-reads its tree on every call.
-    if (normalize_directory(config_.sysfs_root) != std::filesystem::path("/sys")) {
-        log::info("sysfs root is " + config_.sysfs_root.string() +
-                  ", not /sys: not listening to kernel uevents, re-reading on each call");
-        return;
-    }
     std::string error;
-    uevents_ = UeventMonitor::open(error);
-    if (!uevents_) {
-        log::warning(error + "; CPU changes made by other tools are noticed on the next call");
+    if (!config_.uevent_socket.empty()) {
+        uevents_ = UeventMonitor::open_socket(config_.uevent_socket, error);
+        if (!uevents_) {
+            throw std::runtime_error(error);
+        }
+        log::info("taking CPU uevents from " + config_.uevent_socket.string());
+    } else if (normalize_directory(config_.sysfs_root) != std::filesystem::path("/sys")) {
+        // Uevents come from the real kernel: they would only confuse a daemon pointed at a
+        // fake tree (tests), which instead re-reads its tree on every call.
+        log::info("sysfs root is " + config_.sysfs_root.string() +
+                  ", not /sys, and no --uevent-socket: re-reading it on each call");
         return;
+    } else {
+        uevents_ = UeventMonitor::open(error);
+        if (!uevents_) {
+            log::warning(error + "; CPU changes made by other tools are noticed on the next call");
+            return;
+        }
     }
     loop_.watch(uevents_->fd(), [this] {
-        // One refresh per wakeup, however many uevents were queued. During a batch the
-        // uevents are our own and the refresh after the batch covers them.
-        if (uevents_->drain() && !busy_) {
-            refresh();
+        // At most one re-read waiting, however many uevents come; it runs on the admission
+        // thread, so a slow sysfs file never stalls this loop. During a batch the uevents
+        // are our own and the batch's last read covers them.
+        if (uevents_->drain() && !busy_ && !refresh_queued_.exchange(true)) {
+            admission_->post([this] {
+                refresh_queued_ = false;  // a uevent from now on queues another re-read
+                read_state();             // adopted on the main thread
+            });
         }
     });
     watch_uevents_ = true;
 }
 
 void Daemon::begin_stop() {
-    if (!executor_) {
+    if (stopping_) {
         return;
     }
+    stopping_ = true;
     sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
     // Callers of org.cpuhpd1 hear at once that nobody serves it (or activate a new
     // instance) instead of waiting for a name that answers nothing; calls already addressed
@@ -265,11 +309,11 @@ void Daemon::begin_stop() {
         log::warning(std::string("cannot release ") + dbus::kBusName + ": " + error.getMessage());
     }
     log::info(std::string("released ") + dbus::kBusName + "; finishing the batch in flight");
-    // The executor's destructor lets the batch in flight finish (never a half-done batch)
-    // and answers the queued requests Busy, through loop_.post(): it runs on a helper
-    // thread so that this loop keeps delivering those replies.
-    stopper_ = std::thread([this, executor = std::move(executor_)]() mutable {
-        executor.reset();
+    // After the changes admitted before it: the executor's destructor lets the batch in
+    // flight finish (never a half-done batch) and answers the queued requests Busy, through
+    // loop_.post(), which this loop keeps serving meanwhile.
+    admission_->post([this] {
+        executor_.reset();
         loop_.post([this] { loop_.exit(0); });
     });
 }
@@ -290,6 +334,7 @@ int Daemon::run() {
     };
     executor_ = std::make_unique<Executor>(
         runner_, [this] { return read_state(); }, config_.engine, std::move(observers));
+    admission_ = std::make_unique<TaskThread>();
 
     try {
         connection_ = connect();
@@ -326,15 +371,14 @@ int Daemon::run() {
 
     const int code = loop_.run();
 
-    // After a stop signal (begin_stop() said STOPPING=1) the helper thread has finished the
-    // batch; after a failure of the loop (the bus went away) the batch in flight is finished
-    // here. Queued requests are answered Busy; then those replies are delivered and the bus
-    // is let go.
-    if (stopper_.joinable()) {
-        stopper_.join();
-    } else {
+    // After a stop signal (begin_stop() said STOPPING=1) the admission thread has finished
+    // the batch; after a failure of the loop (the bus went away) the changes waiting to be
+    // admitted are queued and the batch in flight is finished here. Queued requests are
+    // answered Busy; then those replies are delivered and the bus is let go.
+    if (!stopping_) {
         sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
     }
+    admission_.reset();
     executor_.reset();
     loop_.drain();
     loop_.drain();

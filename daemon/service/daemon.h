@@ -5,6 +5,7 @@
 
 #include <sdbus-c++/sdbus-c++.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -13,7 +14,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "batch_runner.h"
 #include "config.h"
@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "manager_adaptor.h"
 #include "sysfs.h"
+#include "task_thread.h"
 #include "topology.h"
 #include "uevent_monitor.h"
 
@@ -43,18 +44,25 @@ public:
     const MachineState& cached_state() const override { return state_; }
     const EngineSettings& settings() const override { return config_.engine; }
     bool busy() const override { return busy_; }
-    void submit(Request request, std::function<void(const RequestResult&)> done) override;
+    void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) override;
 
 private:
-    MachineState read_state();  // any thread
-    void refresh();             // main thread: re-read, then announce what changed
+    // Any thread. Every read is also handed to the main thread (in the order of the reads),
+    // which adopts it as state_ and announces what changed: so the main thread never waits
+    // for sysfs when serving /sys, and properties read after a batch's replies show its end.
+    MachineState read_state();
+    void adopt(MachineState state);  // main thread
+    void refresh();                  // main thread: re-read (no uevents), adopt
     void schedule_announce();
-    void complete(std::uint64_t token, const RequestResult& result);
+    // Admission thread: resolves the change against a fresh read and queues it.
+    void admit(std::uint64_t token, const ChangeAsk& ask);
+    void complete(std::uint64_t token, ChangeAnswer answer);
+    void log_result(const RequestResult& result) const;
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
     void start_uevents();
     // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, and finish the batch
-    // in flight on a helper thread while this loop goes on serving; then leave the loop.
+    // in flight on the admission thread while this loop goes on serving; then leave the loop.
     void begin_stop();
     std::unique_ptr<sdbus::IConnection> connect() const;
 
@@ -62,7 +70,7 @@ private:
     SysfsPaths paths_;
     FileAttributeWriter writer_;
     NullJournal journal_;
-    std::mutex read_mutex_;  // read_machine() updates memory_, from either thread
+    std::mutex read_mutex_;  // read_machine() updates memory_, from any thread
     TopologyMemory memory_;
     std::optional<std::string> reported_save_error_;  // under read_mutex_
     BatchRunner runner_;
@@ -71,12 +79,18 @@ private:
     // Main thread only.
     MachineState state_;
     bool busy_ = false;
-    std::thread stopper_;         // destroys the executor (waits for the batch in flight)
+    bool stopping_ = false;       // after the first SIGTERM/SIGINT
     bool watch_uevents_ = false;  // else state() re-reads once for each D-Bus message
     bool state_read_for_message_ = false;
     bool announce_pending_ = false;
     std::uint64_t next_token_ = 1;
-    std::map<std::uint64_t, std::function<void(const RequestResult&)>> pending_;
+    struct Unanswered {
+        std::string caller;
+        std::function<void(ChangeAnswer)> done;
+    };
+    std::map<std::uint64_t, Unanswered> unanswered_;
+    std::map<std::string, std::size_t> unanswered_by_caller_;
+    std::atomic<bool> refresh_queued_{false};  // a uevent's re-read waits to be started
 
     // Worker thread only: BatchProgress rate limit.
     std::uint64_t progress_batch_ = 0;
@@ -85,7 +99,12 @@ private:
     std::unique_ptr<UeventMonitor> uevents_;
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerAdaptor> adaptor_;
-    std::unique_ptr<Executor> executor_;  // last: its worker calls into everything above
+    // Used on the admission thread only, once run() has started it; its worker calls into
+    // everything above.
+    std::unique_ptr<Executor> executor_;
+    // Last: resolves changes and re-reads sysfs after uevents, off the event loop; its tasks
+    // use everything above.
+    std::unique_ptr<TaskThread> admission_;
 };
 
 }  // namespace cpuhpd

@@ -30,6 +30,7 @@ struct Options {
     std::optional<std::string> bus;
     std::optional<int> coalesce_ms;
     std::optional<std::string> log_level;
+    std::optional<std::string> uevent_socket;
     bool check_config = false;
 };
 
@@ -58,6 +59,9 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     if (options.log_level) {
         config.log_level = *options.log_level;
     }
+    if (options.uevent_socket) {
+        config.uevent_socket = std::filesystem::absolute(*options.uevent_socket);
+    }
     config.sysfs_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.sysfs_root));
     config.state_dir = cpuhpd::normalize_directory(std::filesystem::absolute(config.state_dir));
     return true;
@@ -80,6 +84,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 10000));
     app.add_option("--log-level", options.log_level, "debug, info, warning or error")
         ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+    app.add_option("--uevent-socket", options.uevent_socket,
+                   "Take CPU uevents from datagrams sent to this Unix socket, created here, "
+                   "instead of the kernel: for a --sysfs-root other than /sys (tests)");
     app.add_flag("--check-config", options.check_config,
                  "Check the config file (and the options) and exit");
     app.set_version_flag("--version", std::string("cpuhpd ") + CPUHPD_VERSION);

@@ -11,8 +11,6 @@
 #include "log.h"
 #include "names.h"
 #include "options.h"
-#include "planner.h"
-#include "selector.h"
 #include "sysfs.h"
 
 namespace cpuhpd {
@@ -33,29 +31,39 @@ sdbus::Error sendable(const std::string& name, const std::string& message) {
     return sdbus::Error(name, escape_excerpt(message, kMaxErrorMessage));
 }
 
+// The D-Bus error for an exception thrown by the engine or a handler (`what`: the call, for
+// the log when the failure was unexpected).
+sdbus::Error to_dbus_error(const char* what, const std::exception_ptr& thrown) {
+    try {
+        std::rethrow_exception(thrown);
+    } catch (const sdbus::Error& error) {
+        return sendable(error.getName(), error.getMessage());
+    } catch (const Refusal& refusal) {
+        return sendable(error_name(refusal.kind()), refusal.what());
+    } catch (const MaskError& error) {
+        return sendable(std::string(dbus::kErrorPrefix) + "InvalidMask",
+                        "invalid mask '" + error.token() + "' at position " +
+                            std::to_string(error.position()) + ": " + error.reason());
+    } catch (const OptionError& error) {
+        return sendable(kInvalidArgs, error.what());
+    } catch (const std::exception& error) {
+        log::error(std::string(what) +
+                   " failed: " + escape_excerpt(error.what(), kMaxErrorMessage));
+        return sendable(kFailed, error.what());
+    } catch (...) {
+        log::error(std::string(what) + " failed with an unknown exception");
+        return sdbus::Error(kFailed, "internal error");
+    }
+}
+
 // Runs a handler body and turns whatever it throws into an sdbus::Error: in sdbus-c++ 1.2
 // anything else escaping a handler aborts the daemon.
 template <typename Body>
 auto guarded(const char* what, Body&& body) -> decltype(body()) {
     try {
         return body();
-    } catch (const sdbus::Error& error) {
-        throw sendable(error.getName(), error.getMessage());
-    } catch (const Refusal& refusal) {
-        throw sendable(error_name(refusal.kind()), refusal.what());
-    } catch (const MaskError& error) {
-        throw sendable(std::string(dbus::kErrorPrefix) + "InvalidMask",
-                       "invalid mask '" + error.token() + "' at position " +
-                           std::to_string(error.position()) + ": " + error.reason());
-    } catch (const OptionError& error) {
-        throw sendable(kInvalidArgs, error.what());
-    } catch (const std::exception& error) {
-        log::error(std::string(what) +
-                   " failed: " + escape_excerpt(error.what(), kMaxErrorMessage));
-        throw sendable(kFailed, error.what());
     } catch (...) {
-        log::error(std::string(what) + " failed with an unknown exception");
-        throw sdbus::Error(kFailed, "internal error");
+        throw to_dbus_error(what, std::current_exception());
     }
 }
 
@@ -135,10 +143,11 @@ std::vector<OptionEntry> option_entries(const sdbus::Message* message,
     return entries;
 }
 
-// smt/control only when the caller asked for SMT (SetSmt, the "smt" selector) and it can
-// switch exactly these CPUs (it cannot when some siblings were changed one by one).
-StrategyKind smt_or_auto(Action action, const CpuSet& cpus, const MachineState& machine) {
-    return smt_control_applies(action, cpus, machine) ? StrategyKind::Smt : StrategyKind::Auto;
+ChangeAsk ask_for(Action action, std::string mask) {
+    ChangeAsk ask;
+    ask.action = action;
+    ask.mask = std::move(mask);
+    return ask;
 }
 
 }  // namespace
@@ -227,24 +236,25 @@ std::string ManagerAdaptor::caller() const {
     }
 }
 
-void ManagerAdaptor::start(ChangeResult result, Action action, const std::string& mask,
-                           const CpuSet& cpus, const CpuSet& selected_only,
-                           const RequestOptions& options, StrategyKind default_strategy) {
-    Request request;
-    request.action = action;
-    request.mask = mask;
-    request.cpus = cpus;
-    request.selected_only = selected_only;
-    request.mode = options.mode.value_or(backend_.settings().default_mode);
-    request.strategy = options.strategy.value_or(default_strategy);
-    request.dry_run = options.dry_run;
-    request.caller = caller();
+void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
+                            const std::map<std::string, sdbus::Variant>& options) {
+    ask.options = read_options(options);
+    check_access(ask.options);
+    ask.caller = caller();
+    const char* what = ask.smt_siblings                ? "SetSmt"
+                       : ask.action == Action::Offline ? "Offline"
+                                                       : "Online";
     // std::function needs a copyable target and sdbus::Result is move-only. The backend
-    // keeps this callback on the main thread, so the reply is sent and dropped there.
+    // calls back on the main thread, so the reply is sent and dropped there.
     auto reply = std::make_shared<ChangeResult>(std::move(result));
-    backend_.submit(std::move(request), [reply](const RequestResult& done) {
+    backend_.submit(std::move(ask), [reply, what](ChangeAnswer answer) {
         const ChangeResult& call = *reply;
         try {
+            if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                call.returnError(to_dbus_error(what, *thrown));
+                return;
+            }
+            const auto& done = std::get<RequestResult>(answer);
             if (done.refusal) {
                 call.returnError(sendable(error_name(done.refusal->kind()), done.refusal->what()));
             } else {
@@ -263,50 +273,29 @@ void ManagerAdaptor::start(ChangeResult result, Action action, const std::string
     });
 }
 
-void ManagerAdaptor::change(ChangeResult&& result, Action action, const std::string& mask,
-                            const std::map<std::string, sdbus::Variant>& options) {
-    const RequestOptions parsed = read_options(options);
-    check_access(parsed);
-    const MachineState& state = backend_.state();
-    const MaskSelection selection = select_mask(mask, state);
-    const StrategyKind strategy =
-        selection.smt_selector ? smt_or_auto(action, selection.cpus, state) : StrategyKind::Auto;
-    start(std::move(result), action, mask, selection.cpus, selection.cpus - selection.named, parsed,
-          strategy);
-}
-
 void ManagerAdaptor::Offline(ChangeResult&& result, std::string mask,
                              std::map<std::string, sdbus::Variant> options) {
-    guarded("Offline", [&] { change(std::move(result), Action::Offline, mask, options); });
+    guarded("Offline",
+            [&] { change(std::move(result), ask_for(Action::Offline, std::move(mask)), options); });
 }
 
 void ManagerAdaptor::Online(ChangeResult&& result, std::string mask,
                             std::map<std::string, sdbus::Variant> options) {
-    guarded("Online", [&] { change(std::move(result), Action::Online, mask, options); });
+    guarded("Online",
+            [&] { change(std::move(result), ask_for(Action::Online, std::move(mask)), options); });
 }
 
 void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
                             std::map<std::string, sdbus::Variant> options) {
     guarded("SetSmt", [&] {
-        Action action = Action::Offline;
-        if (state == "off") {
-            action = Action::Offline;
-        } else if (state == "on") {
-            action = Action::Online;
-        } else {
+        if (state != "off" && state != "on") {
             throw sdbus::Error(kInvalidArgs, "invalid SMT state '" + escape_excerpt(state) +
                                                  "': expected on or off");
         }
-        const RequestOptions parsed = read_options(options);
-        check_access(parsed);
-        const MachineState& machine = backend_.state();
-        const CpuSet cpus = machine.smt_secondaries();
-        if (cpus.empty()) {
-            throw sdbus::Error(error_name(RefusalKind::NotSupported),
-                               "this machine has no SMT sibling threads");
-        }
-        start(std::move(result), action, "smt", cpus, cpus, parsed,
-              smt_or_auto(action, cpus, machine));
+        const Action action = state == "off" ? Action::Offline : Action::Online;
+        ChangeAsk ask = ask_for(action, "smt");
+        ask.smt_siblings = true;
+        change(std::move(result), std::move(ask), options);
     });
 }
 

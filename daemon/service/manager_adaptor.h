@@ -11,8 +11,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "admission.h"
 #include "cpuhpd-adaptor.h"
 #include "machine.h"
 #include "options.h"
@@ -20,6 +22,9 @@
 #include "settings.h"
 
 namespace cpuhpd {
+
+// What a change call gets back: its result, or what refused it (MaskError, Refusal, ...).
+using ChangeAnswer = std::variant<RequestResult, std::exception_ptr>;
 
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.
@@ -33,8 +38,10 @@ public:
     virtual const MachineState& cached_state() const = 0;
     virtual const EngineSettings& settings() const = 0;
     virtual bool busy() const = 0;
-    // Queues the request; `done` is called later on the main thread. Throws Refusal.
-    virtual void submit(Request request, std::function<void(const RequestResult&)> done) = 0;
+    // Resolves and queues the change off the main thread; `done` is called later on the
+    // main thread, exactly once. Throws Refusal(Busy) at once when the service is stopping or
+    // the caller has too many unanswered changes.
+    virtual void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) = 0;
 };
 
 class ManagerAdaptor final
@@ -76,11 +83,9 @@ private:
     std::optional<uid_t> verified_caller_uid(std::string& why) const;
     void check_access(const RequestOptions& options) const;
     std::string caller() const;
-    // `selected_only`: the CPUs only selectors named (see Request::selected_only).
-    void start(ChangeResult result, Action action, const std::string& mask, const CpuSet& cpus,
-               const CpuSet& selected_only, const RequestOptions& options,
-               StrategyKind default_strategy);
-    void change(ChangeResult&& result, Action action, const std::string& mask,
+    // Checks the options and the caller, then hands the change to the backend; the reply is
+    // sent when the backend answers.
+    void change(ChangeResult&& result, ChangeAsk ask,
                 const std::map<std::string, sdbus::Variant>& options);
 
     // Every changing property's value as text, by property name.

@@ -7,8 +7,15 @@
 #include <linux/netlink.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 namespace cpuhpd {
@@ -72,15 +79,69 @@ std::unique_ptr<UeventMonitor> UeventMonitor::open(std::string& error) {
     return std::unique_ptr<UeventMonitor>(new UeventMonitor(sock));
 }
 
+std::unique_ptr<UeventMonitor> UeventMonitor::open_socket(const std::filesystem::path& path,
+                                                          std::string& error) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.native().size() >= sizeof(address.sun_path)) {
+        error = "the uevent socket path " + path.string() + " is too long";
+        return nullptr;
+    }
+    std::memcpy(address.sun_path, path.c_str(), path.native().size());
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        error = std::string("cannot create the uevent socket: ") + std::strerror(errno);
+        return nullptr;
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+        ::unlink(path.c_str());
+    }
+    const mode_t old_mask = ::umask(0077);
+    const int r = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+    const int bind_errno = errno;
+    ::umask(old_mask);
+    if (r != 0) {
+        error = "cannot bind the uevent socket " + path.string() + ": " + std::strerror(bind_errno);
+        ::close(fd);
+        return nullptr;
+    }
+    return std::unique_ptr<UeventMonitor>(new UeventMonitor(fd, path));
+}
+
 UeventMonitor::~UeventMonitor() {
-    nl_socket_free(sock_);
+    if (sock_ != nullptr) {
+        nl_socket_free(sock_);
+    }
+    if (fd_ >= 0) {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
 }
 
 int UeventMonitor::fd() const {
-    return nl_socket_get_fd(sock_);
+    return sock_ != nullptr ? nl_socket_get_fd(sock_) : fd_;
+}
+
+bool UeventMonitor::drain_socket() {
+    bool changed = false;
+    std::array<unsigned char, 8192> buffer{};  // uevents are at most 2048 bytes
+    for (;;) {
+        const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
+        if (n > 0) {
+            changed = is_cpu_change_uevent(buffer.data(), static_cast<std::size_t>(n)) || changed;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            return changed;
+        }
+    }
 }
 
 bool UeventMonitor::drain() {
+    if (sock_ == nullptr) {
+        return drain_socket();
+    }
     bool changed = false;
     for (;;) {
         sockaddr_nl from{};

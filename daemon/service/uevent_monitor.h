@@ -2,6 +2,7 @@
 // service notices CPUs changed behind its back (chcpu, smt/control, another tool).
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,12 @@ public:
     // Returns nullptr and sets `error` when that is impossible (no netlink in a container,
     // a seccomp filter, ...): the caller goes on without uevents.
     static std::unique_ptr<UeventMonitor> open(std::string& error);
+    // Binds a Unix datagram socket at `path` (mode 0600; a stale socket there is replaced)
+    // whose datagrams are taken as kernel uevent payloads: the uevent source of a daemon
+    // that serves a sysfs tree other than /sys (tests, a mirror of a machine), so that it
+    // keeps its state current as it does on /sys. Removed again by the destructor.
+    static std::unique_ptr<UeventMonitor> open_socket(const std::filesystem::path& path,
+                                                      std::string& error);
     ~UeventMonitor();
     UeventMonitor(const UeventMonitor&) = delete;
     UeventMonitor& operator=(const UeventMonitor&) = delete;
@@ -26,7 +33,12 @@ public:
 
 private:
     explicit UeventMonitor(nl_sock* sock) : sock_(sock) {}
-    nl_sock* sock_;
+    UeventMonitor(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+    bool drain_socket();
+
+    nl_sock* sock_ = nullptr;  // the kernel's netlink socket, or
+    int fd_ = -1;              // the Unix datagram socket bound at path_
+    std::filesystem::path path_;
 };
 
 // True for a kernel uevent payload ("ACTION@DEVPATH\0KEY=VALUE\0...") of the cpu subsystem

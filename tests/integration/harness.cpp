@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -991,10 +993,22 @@ void World::start_daemon(const DaemonConfig& config) {
                    "\n"
                    "coalesce_ms: " +
                    std::to_string(config.coalesce_ms) + "\n" + config.extra_yaml);
-    daemon_.start({CPUHPD_BIN, "--bus", address_, "--sysfs-root", tree_.root().string(),
-                   "--state-dir", (tmp_.path() / "state").string(), "--config", conf.string(),
-                   "--log-level", config.log_level},
-                  guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
+    std::vector<std::string> argv{CPUHPD_BIN,
+                                  "--bus",
+                                  address_,
+                                  "--sysfs-root",
+                                  tree_.root(),
+                                  "--state-dir",
+                                  tmp_.path() / "state",
+                                  "--config",
+                                  conf.string(),
+                                  "--log-level",
+                                  config.log_level};
+    if (config.uevent_socket) {
+        argv.push_back("--uevent-socket");
+        argv.push_back(uevent_socket_path());
+    }
+    daemon_.start(argv, guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
     RawClient probe(address_);
     auto deadline = Clock::now() + 15s;
     auto step = 2ms;
@@ -1017,6 +1031,34 @@ void World::start_daemon(const DaemonConfig& config) {
 
 void World::stop_daemon() {
     daemon_.stop();
+}
+
+std::string World::uevent_socket_path() const {
+    return (tmp_.path() / "uevents.sock").string();
+}
+
+void World::send_uevent(const std::string& action, unsigned cpu) {
+    const std::string devpath = "/devices/system/cpu/cpu" + std::to_string(cpu);
+    std::string payload = action + "@" + devpath;
+    for (const std::string& entry :
+         {"ACTION=" + action, "DEVPATH=" + devpath, std::string("SUBSYSTEM=cpu"),
+          std::string("SEQNUM=") + std::to_string(++uevents_sent_)}) {
+        payload += '\0';
+        payload += entry;
+    }
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const std::string path = uevent_socket_path();
+    std::memcpy(address.sun_path, path.c_str(),
+                std::min(path.size(), sizeof(address.sun_path) - 1));
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    check(fd >= 0 ? 0 : -errno, "socket for a uevent");
+    const std::string what = "send a uevent to " + path;
+    const ssize_t n = ::sendto(fd, payload.data(), payload.size(), 0,
+                               reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+    const int error = errno;
+    ::close(fd);
+    check(n == static_cast<ssize_t>(payload.size()) ? 0 : -error, what.c_str());
 }
 
 RunResult World::cpuctl(const std::vector<std::string>& args, bool with_address,

@@ -227,6 +227,9 @@ struct DaemonConfig {
     unsigned coalesce_ms = 20;
     std::string extra_yaml;  // appended verbatim
     std::string log_level = "debug";
+    // Start with --uevent-socket: the daemon keeps its state from uevents, as on /sys,
+    // and send_uevent() plays the kernel.
+    bool uevent_socket = false;
 };
 
 // One test's world: temp dir, fake tree, private bus, daemon.
@@ -248,6 +251,9 @@ public:
     // std::runtime_error with the daemon's stderr when it exits early or never appears.
     void start_daemon(const DaemonConfig& config = {});
     void stop_daemon();
+    // Sends the uevent the kernel sends when `cpu` goes `action` ("online", "offline") to
+    // the daemon's --uevent-socket.
+    void send_uevent(const std::string& action, unsigned cpu);
     Child& daemon() { return daemon_; }
     std::string daemon_log() const { return daemon_.err(); }
 
@@ -263,12 +269,15 @@ public:
     std::map<std::string, std::optional<std::string>> guard_env() const;
 
 private:
+    std::string uevent_socket_path() const;
+
     TempDir tmp_;
     FakeTree tree_;
     Child bus_;
     Child daemon_;
     std::string address_;
     unsigned runs_ = 0;
+    unsigned uevents_sent_ = 0;
 };
 
 }  // namespace cpuhpd::itest

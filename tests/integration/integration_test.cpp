@@ -1349,7 +1349,7 @@ TEST_F(CpuhpdTest, StatusStaysResponsiveWhileMaximumSizeRequestsAreHandled) {
               << biggest.size() << " bytes, 8192 regions) were handled: " << worst.count()
               << " us; " << served << " such requests served meanwhile" << std::endl;
     EXPECT_GT(served, 0);
-    EXPECT_LT(worst, std::chrono::microseconds(1'000'000));
+    EXPECT_LT(worst, 100ms);  // issue 9's goal
 }
 
 // "dry_run=true, dry_run=false" was a dry run (the first key won) and the reverse really took
@@ -1526,6 +1526,11 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
         }
     } release{w};
 
+    // NameOwnerChanged wakes the wait below when the name goes.
+    ASSERT_GE(sd_bus_match_signal(client_->bus(), nullptr, "org.freedesktop.DBus",
+                                  "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                  "NameOwnerChanged", nullptr, nullptr),
+              0);
     ASSERT_EQ(::kill(world_->daemon().pid(), SIGTERM), 0);
     EXPECT_TRUE(hostile::owner_gone(*client_, "org.cpuhpd1")) << "name kept while the batch runs";
     // A change that still reaches the daemon (by its unique name) is refused at once; a read
@@ -1574,6 +1579,95 @@ TEST_F(CpuhpdTest, StatusReadsTheTreeOncePerMessage) {
     tree().write("devices/system/cpu/cpu5/online", "0");
     tree().write("devices/system/cpu/online", "0-4,6-15");
     EXPECT_EQ(client_->get_string("Online"), "0-4,6-15");
+}
+
+// ------------------------------------------------------------------ uevents
+
+// The daemon fed uevents as on /sys (--uevent-socket): it answers reads from what it last
+// read, re-reads the tree only when a uevent says a CPU changed, and does that off the
+// event loop.
+class UeventSourceTest : public CpuhpdTest {
+protected:
+    DaemonConfig config() const override {
+        DaemonConfig c;
+        c.uevent_socket = true;
+        return c;
+    }
+};
+
+TEST_F(UeventSourceTest, ReadsAreServedFromTheLastReadUntilAUeventSaysACpuChanged) {
+    client_->subscribe();
+    tree().write("devices/system/cpu/cpu5/online", "0");  // chcpu -d 5, behind its back
+    // No uevent yet: the state the daemon serves is the one it read last (a flood of reads
+    // costs no sysfs reads), where a daemon without uevents would read the tree again.
+    EXPECT_EQ(client_->get_string("Online"), "0-15");
+    world_->send_uevent("offline", 5);
+    const bool announced = client_->wait_for(
+        [&] {
+            for (const auto& change : client_->property_changes()) {
+                if (change.changed.contains("Online")) {
+                    return true;
+                }
+            }
+            return false;
+        },
+        10s);
+    ASSERT_TRUE(announced) << "no PropertiesChanged(Online) after the uevent";
+    EXPECT_EQ(client_->get_string("Online"), "0-4,6-15");
+    EXPECT_EQ(client_->get_string("Offline"), "5");
+}
+
+// All sysfs reads ran on the main thread: one `online` file the kernel was slow to answer
+// froze every caller, the watchdog and SIGTERM. Here cpu5/online is a FIFO, so the re-read
+// after a uevent blocks in it until the test writes: meanwhile reads are answered from the
+// last state, and SIGTERM lets go of the bus name at once.
+TEST_F(UeventSourceTest, ASysfsReadThatHangsStallsNeitherReadsNorStop) {
+    const std::filesystem::path online = tree().online_file(5);
+    std::filesystem::remove(online);
+    ASSERT_EQ(::mkfifo(online.c_str(), 0600), 0) << std::strerror(errno);
+    world_->send_uevent("offline", 5);
+    // Opening the FIFO for writing without blocking works once a reader has it open: the
+    // daemon is then inside its read, which waits for data.
+    int writer = -1;
+    const auto deadline = Clock::now() + 10s;
+    while (writer < 0 && Clock::now() < deadline) {
+        writer = ::open(online.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (writer < 0) {
+            ASSERT_EQ(errno, ENXIO) << std::strerror(errno);
+            std::this_thread::sleep_for(5ms);
+        }
+    }
+    ASSERT_GE(writer, 0) << "the daemon never read cpu5/online after the uevent";
+
+    std::chrono::microseconds worst{0};
+    for (int i = 0; i < 20; ++i) {
+        const auto start = Clock::now();
+        EXPECT_EQ(client_->get_string("Online"), "0-15");
+        worst = std::max(
+            worst, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
+    }
+    std::cout << "[ measured ] worst Get Online latency while a sysfs read hangs: " << worst.count()
+              << " us" << std::endl;
+    EXPECT_LT(worst, 100ms);
+
+    // NameOwnerChanged wakes the wait below when the name goes.
+    ASSERT_GE(sd_bus_match_signal(client_->bus(), nullptr, "org.freedesktop.DBus",
+                                  "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                  "NameOwnerChanged", nullptr, nullptr),
+              0);
+    ASSERT_EQ(::kill(world_->daemon().pid(), SIGTERM), 0);
+    EXPECT_TRUE(client_->wait_for([&] { return !client_->name_has_owner("org.cpuhpd1"); }, 5s))
+        << "org.cpuhpd1 still owned 5 s after SIGTERM while a sysfs read hangs";
+    EXPECT_TRUE(world_->daemon().running()) << "cpuhpd left before its read finished";
+
+    // Let the read finish: a plain file takes the FIFO's place for later reads.
+    tree().write("devices/system/cpu/cpu5/online.new", "1");
+    std::filesystem::rename(tree().cpu_dir() / "cpu5/online.new", online);
+    ASSERT_EQ(::write(writer, "1\n", 2), 2);
+    ::close(writer);
+    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 10s))
+        << "cpuhpd did not exit after SIGTERM once the read finished";
+    EXPECT_EQ(world_->daemon().exit_code(), 0);
 }
 
 }  // namespace
