@@ -42,8 +42,18 @@ void Executor::submit(Request request, Completion done) {
     }
     // Refuse up front what can never succeed, so the caller hears at once.
     validate(request, state, settings_);
+    const CpuSet target = request.action == Action::Offline ? state.offline() : state.online;
+    const bool nothing_to_change = (request.cpus - target).empty();
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        // Every CPU is there already and no batch is queued or running that could change
+        // that first: answered now, instead of waiting out the coalescing window for a batch
+        // that would write nothing.
+        if (nothing_to_change && !running_batch_ && queue_.empty() && !stopping_) {
+            lock.unlock();
+            done(runner_.dry_run(request));
+            return;
+        }
         if (stopping_)
             throw Refusal(RefusalKind::Busy, "cpuhpd is shutting down");
         if (queue_.size() >= settings_.max_queued_requests)

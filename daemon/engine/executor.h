@@ -34,7 +34,8 @@ public:
     // Validates against the current machine state and queues the request. Throws Refusal
     // (nothing touched) when it can never succeed, the queue is full, or its caller
     // (Request::caller, when set) has kMaxQueuedPerCaller requests queued already. Dry runs are
-    // answered at once, on the calling thread, and never queued.
+    // answered at once, on the calling thread, and never queued; so is a request whose CPUs
+    // are all in the asked state already while no batch is queued or running (batch_id 0).
     void submit(Request request, Completion done);
 
     bool busy() const;

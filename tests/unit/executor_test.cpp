@@ -155,6 +155,53 @@ TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 6}));
 }
 
+// A request whose CPUs are all there already, with nothing queued or running, is answered
+// inside submit(): no batch, no write, no wait for the coalescing window (the no-op round
+// trip paid the whole window, 20 ms by default).
+TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
+    EngineSettings s;
+    s.coalesce = 10s;  // a batch would make the test time out
+    FakeMachine m({}, s);
+    m.fs.set_online(4, false);
+    Results results;
+    Executor::Observers observers;
+    int batches = 0;
+    observers.batch_finished = [&](const BatchReport&) { ++batches; };
+    Executor ex(
+        *m.runner, [&] { return m.state(); }, s, observers);
+    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    const auto done = results.wait_for(1);  // already there: submit() answered it
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].outcome, Outcome::Ok);
+    EXPECT_EQ(done[0].batch_id, 0u);
+    EXPECT_FALSE(done[0].dry_run);
+    ASSERT_EQ(done[0].cpus.size(), 1u);
+    EXPECT_EQ(done[0].cpus[0], (CpuResult{4, CpuOutcome::Unchanged, 0, "already offline"}));
+    EXPECT_FALSE(ex.busy());
+    EXPECT_EQ(batches, 0);
+    EXPECT_TRUE(m.writer.log().empty());
+}
+
+// While a batch is queued or running, a request that looks like a no-op now may not be one
+// by its turn (the batch ahead may change its CPUs): it waits for its own batch.
+TEST(Executor, ANoOpBehindABatchWaitsItsTurn) {
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
+    m.fs.set_online(5, false);
+    ex.submit(m.request(Action::Online, set({5})), results.slot());
+    gate.entered_.get_future().wait();  // bringing 5 online now
+    ex.submit(m.request(Action::Offline, set({5})), results.slot());
+    gate.release_.set_value();
+    const auto done = results.wait_for(2);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[1].action, Action::Offline);
+    EXPECT_NE(done[1].batch_id, 0u);
+    EXPECT_EQ(done[1].cpus[0].outcome, CpuOutcome::Changed);
+    EXPECT_FALSE(m.fs.online().contains(5));
+}
+
 TEST(Executor, RefusesUpFrontWithoutQueueing) {
     FakeMachine m;
     Executor ex(
