@@ -1196,6 +1196,19 @@ TEST_F(CpuhpdTest, SmtWriteThatTakesNoCpuOfflineFailsAndIsUndone) {
 
 // ------------------------------------------------------------------ hostile callers (issue 9)
 
+// The longest of `reads` Get Online calls, each of which must return `expected`.
+std::chrono::microseconds worst_online_latency(RawClient& client, int reads,
+                                               const std::string& expected) {
+    std::chrono::microseconds worst{0};
+    for (int i = 0; i < reads; ++i) {
+        const auto start = Clock::now();
+        EXPECT_EQ(client.get_string("Online"), expected);
+        worst = std::max(
+            worst, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
+    }
+    return worst;
+}
+
 namespace hostile {
 
 bool printable_ascii(const std::string& text) {
@@ -1336,13 +1349,7 @@ TEST_F(CpuhpdTest, StatusStaysResponsiveWhileMaximumSizeRequestsAreHandled) {
             }
         }
     });
-    std::chrono::microseconds worst{0};
-    for (int i = 0; i < 50; ++i) {
-        const auto start = Clock::now();
-        EXPECT_EQ(client_->get_string("Online"), "0-15");
-        worst = std::max(
-            worst, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
-    }
+    const auto worst = worst_online_latency(*client_, 50, "0-15");
     stop = true;
     flood.join();
     std::cout << "[ measured ] worst status (Get Online) latency while maximum-size requests ("
@@ -1639,13 +1646,7 @@ TEST_F(UeventSourceTest, ASysfsReadThatHangsStallsNeitherReadsNorStop) {
     }
     ASSERT_GE(writer, 0) << "the daemon never read cpu5/online after the uevent";
 
-    std::chrono::microseconds worst{0};
-    for (int i = 0; i < 20; ++i) {
-        const auto start = Clock::now();
-        EXPECT_EQ(client_->get_string("Online"), "0-15");
-        worst = std::max(
-            worst, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
-    }
+    const auto worst = worst_online_latency(*client_, 20, "0-15");
     std::cout << "[ measured ] worst Get Online latency while a sysfs read hangs: " << worst.count()
               << " us" << std::endl;
     EXPECT_LT(worst, 100ms);
@@ -1719,7 +1720,9 @@ TEST_F(UeventSourceTest, AReadFloodFromOneCallerBarelyDelaysAnother) {
     std::cout << "[ measured ] Get Online latency behind " << replies.ok
               << " outstanding GetTopology calls of another caller (" << kCalls - replies.ok
               << " more refused by the bus): " << latency.count() << " us" << std::endl;
-    EXPECT_LT(latency, 100ms);
+    // Measured 17-24 ms here (56 ms with two compilers running beside it); it was 3 s when
+    // every read re-read the tree. The bound leaves room for a loaded CI machine.
+    EXPECT_LT(latency, 500ms);
 }
 
 }  // namespace

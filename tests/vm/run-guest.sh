@@ -160,14 +160,16 @@ monitor_send() {
 # every task's stack on the console; then QEMU is told to quit and $outdir/boot-hang
 # marks the attempt.
 watch_for_hang() {
-    local start_s deadline boot_deadline why=""
+    local start_s deadline boot_deadline why="" stall_seen=0
     start_s=$(date +%s)
     deadline=$(( start_s + timeout_s - 40 ))
     boot_deadline=$(( start_s + boot_timeout_s ))
     while sleep 5; do
-        if grep -aqE 'detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than' \
+        if [ "$stall_seen" = 0 ] &&
+            grep -aqE 'detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than' \
             "$console" 2>/dev/null; then
             why="the console reports a stall or lockup"
+            stall_seen=1
         elif [ "$(date +%s)" -ge "$boot_deadline" ] &&
             ! grep -aq 'CPUHPD-VM: init reached' "$console" 2>/dev/null; then
             why="the guest did not reach /init within $boot_timeout_s s (boot hang)"
@@ -182,12 +184,20 @@ watch_for_hang() {
             sleep 15
             echo "== vCPUs at $(date +%T):"
             "$here/hang-dump.sh" "$monitor" "$system_map" 2>&1 || true
-        } >"$hang_report"
+        } >>"$hang_report"
         case "$why" in
+        *"stall or lockup"*)
+            # A lockup before /init (seen: Debian's 6.1 with 16 vCPUs on a loaded host, an
+            # IPI from text_poke never answered) is a boot hang: keep watching, so that the
+            # boot deadline below stops this boot and retries it.
+            if ! grep -aq 'CPUHPD-VM: init reached' "$console"; then
+                continue
+            fi
+            ;;
         *"boot hang"*)
             if grep -aq 'CPUHPD-VM: init reached' "$console"; then
                 # Slow, not stuck: /init came while the vCPUs were being dumped.
-                rm -f "$hang_report"
+                [ "$stall_seen" = 1 ] || rm -f "$hang_report"
                 boot_deadline=$(( deadline + 1 ))
                 continue
             fi
