@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian package that building, testing, the guest demo and the benchmark
+# Installs every Debian package that building (scdoc: the man pages), testing, the guest demo and the benchmark
 # (scripts/bench.sh: matplotlib for its plots, util-linux chcpu as a peer) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format scdoc
   clang libclang-rt-14-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
