@@ -14,6 +14,10 @@
 #include "render_json.h"
 #include "render_table.h"
 
+#ifndef CPUHPD_VERSION
+#define CPUHPD_VERSION "unknown"
+#endif
+
 namespace {
 
 constexpr const char* kMaskHelp = R"(MASK (several are a union):
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.fallthrough();  // global options are accepted after the subcommand too
     app.set_help_all_flag("--help-all", "help on every command");
+    app.set_version_flag("--version", std::string("cpuctl ") + CPUHPD_VERSION);
     app.footer(std::string(kMaskHelp) + "\n" + kBatchExamples + "\n  cpuctl plan offline smt\n" +
                "  cpuctl smt off\n  cpuctl status\n  cpuctl --json topology\n" + kExitHelp);
     app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
@@ -148,6 +153,23 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+        if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+            app.get_subcommands().empty()) {
+            // No command: the usage with the command list; a word that is no command: say so.
+            const auto rest = app.remaining();
+            const std::string message =
+                rest.empty() ? "a command is required" : "unknown command '" + rest.front() + "'";
+            if (argvHasJson(argc, argv)) {
+                std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", message}) << std::endl;
+            }
+            std::cerr << "cpuctl: " << message << "\n";
+            if (rest.empty()) {
+                std::cerr << "\n" << app.help();
+            } else {
+                std::cerr << "Run with --help for the commands.\n";
+            }
+            return cpuctl::kExitUsage;
+        }
         int rc = app.exit(e);  // prints help (rc 0) or the error and a hint
         if (rc == 0) {
             return cpuctl::kExitOk;

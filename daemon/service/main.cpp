@@ -32,6 +32,7 @@ struct Options {
     std::optional<std::string> log_level;
     std::optional<std::string> uevent_socket;
     bool check_config = false;
+    std::optional<std::string> check_file;  // cpuhpd --check-config FILE
 };
 
 void fail(const std::string& message) {
@@ -89,12 +90,26 @@ int main(int argc, char** argv) {
                    "instead of the kernel: for a --sysfs-root other than /sys (tests)");
     app.add_flag("--check-config", options.check_config,
                  "Check the config file (and the options) and exit");
+    app.add_option("FILE", options.check_file,
+                   "With --check-config: the file to check (the same as --config FILE)");
     app.set_version_flag("--version", std::string("cpuhpd ") + CPUHPD_VERSION);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {
         const int code = app.exit(error);
         return code == 0 ? 0 : 2;
+    }
+    if (options.check_file) {
+        if (!options.check_config) {
+            fail("a FILE argument is only accepted with --check-config (else --config FILE)");
+            return 2;
+        }
+        if (options.config && *options.config != *options.check_file) {
+            fail("--check-config: two files named (" + *options.check_file + " and --config " +
+                 *options.config + ")");
+            return 2;
+        }
+        options.config = options.check_file;
     }
 
     cpuhpd::Config config;

@@ -261,10 +261,10 @@ TEST(Config, DirectoriesAreNormalised) {
 }
 
 TEST(Config, ShippedDefaultFileParses) {
-    // tests/unit/config_test.cpp -> config/cpuhpd.yaml (the build passes absolute paths).
-    const auto source_dir =
-        std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-    const Config config = load_config(source_dir / "config/cpuhpd.yaml");
+    // The source tree from the build, not from __FILE__: Debian's build flags
+    // (-ffile-prefix-map) make __FILE__ relative to a directory the tests do not run in.
+    const Config config =
+        load_config(std::filesystem::path(CPUHPD_SOURCE_DIR) / "config/cpuhpd.yaml");
     EXPECT_EQ(config.engine.min_online, 1u);
     EXPECT_TRUE(config.profiles.empty());
 }
