@@ -28,7 +28,8 @@ constexpr const char* kMaskHelp = R"(MASK (several are a union):
   package:1       every CPU of package 1 (also die:N, node:N)
   core:4          the SMT threads of CPU 4's core
   smt             every SMT thread that is not the first of its core
-  all             every present CPU)";
+  all             every present CPU; going offline, the protected ones and those
+                  without an online file are left out)";
 
 constexpr const char* kBatchExamples = R"(
 Examples:

@@ -1,5 +1,5 @@
 // The three ways of driving the kernel. Each takes CPUs in plan order and reports, per
-// CPU, the errno of its attempt; it never decides about rollback (BatchRunner does).
+// CPU, the errno of its attempt; it never decides about rollback (batch_phases.h does).
 #pragma once
 
 #include <functional>
