@@ -335,6 +335,13 @@ int Daemon::run() {
     executor_ = std::make_unique<Executor>(
         runner_, [this] { return read_state(); }, config_.engine, std::move(observers));
     admission_ = std::make_unique<TaskThread>();
+    // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
+    // heard. One more read (nothing is served yet) covers what changed since the
+    // constructor's.
+    start_uevents();
+    if (watch_uevents_) {
+        state_ = read_state();
+    }
 
     try {
         connection_ = connect();
@@ -354,7 +361,6 @@ int Daemon::run() {
                    "not allow this user to own it?)");
         return 1;
     }
-    start_uevents();
     loop_.on_stop_signal([this] { begin_stop(); });
 
     log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
