@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cpulist.h"
+#include "enums.h"
 #include "input.h"
 #include "request.h"
 #include "selector.h"
@@ -72,7 +73,7 @@ public:
             } else if (key == "state_dir") {
                 config.state_dir = path_value(value, key);
             } else if (key == "log_level") {
-                config.log_level = one_of(value, key, {"debug", "info", "warning", "error"});
+                config.log_level = one_of(value, key, names_in(kLogLevelNames));
             } else if (key == "protected_cpus") {
                 config.engine.protected_cpus = cpulist(value, key);
             } else if (key == "min_online") {
@@ -80,11 +81,9 @@ public:
             } else if (key == "coalesce_ms") {
                 config.engine.coalesce = std::chrono::milliseconds(integer(value, key, 0, 10000));
             } else if (key == "expedite") {
-                config.engine.expedite =
-                    parse_expedite(one_of(value, key, {"auto", "always", "never"}));
+                config.engine.expedite = named(value, key, kExpediteNames);
             } else if (key == "default_mode") {
-                config.engine.default_mode =
-                    parse_mode(one_of(value, key, {"atomic", "best-effort"}));
+                config.engine.default_mode = named(value, key, kModeNames);
             } else if (key == "max_queued_requests") {
                 config.engine.max_queued_requests =
                     static_cast<std::size_t>(integer(value, key, 1, 1000000));
@@ -139,10 +138,10 @@ private:
     }
 
     std::string one_of(const YAML::Node& value, const std::string& key,
-                       std::initializer_list<std::string_view> allowed) const {
+                       const std::vector<std::string>& allowed) const {
         const std::string text = scalar(value, key);
         std::string list;
-        for (const auto choice : allowed) {
+        for (const auto& choice : allowed) {
             if (text == choice) {
                 return text;
             }
@@ -150,6 +149,12 @@ private:
             list += choice;
         }
         fail(value, key, "'" + text + "' is not one of " + list);
+    }
+
+    // The value of an engine enum, named by one of its table's names.
+    template <typename E, std::size_t N>
+    E named(const YAML::Node& value, const std::string& key, const EnumNames<E, N>& names) const {
+        return *find_by_name(names, one_of(value, key, names_in(names)));
     }
 
     long long integer(const YAML::Node& value, const std::string& key, long long min,

@@ -10,37 +10,6 @@
 
 namespace cpuhpd {
 
-std::string to_string(StrategyKind kind) {
-    switch (kind) {
-        case StrategyKind::Auto:
-            return "auto";
-        case StrategyKind::Bulk:
-            return "bulk";
-        case StrategyKind::Smt:
-            return "smt";
-        case StrategyKind::PerCpu:
-            return "per-cpu";
-    }
-    return "unknown";
-}
-
-StrategyKind parse_strategy(const std::string& name) {
-    if (name == "auto") {
-        return StrategyKind::Auto;
-    }
-    if (name == "bulk") {
-        return StrategyKind::Bulk;
-    }
-    if (name == "smt") {
-        return StrategyKind::Smt;
-    }
-    if (name == "per-cpu") {
-        return StrategyKind::PerCpu;
-    }
-    throw std::invalid_argument("unknown strategy '" + name +
-                                "' (expected auto, bulk, smt, per-cpu)");
-}
-
 std::vector<StrategyKind> MachineState::capabilities() const {
     std::vector<StrategyKind> out;
     if (bulk_writable) {

@@ -5,15 +5,11 @@
 #include <vector>
 
 #include "cpuset.h"
+#include "enums.h"
 #include "sysfs.h"
 #include "topology.h"
 
 namespace cpuhpd {
-
-enum class StrategyKind { Auto, Bulk, Smt, PerCpu };
-std::string to_string(StrategyKind kind);
-// "auto", "bulk", "smt", "per-cpu"; throws std::invalid_argument otherwise.
-StrategyKind parse_strategy(const std::string& name);
 
 struct MachineState {
     CpuSet possible;

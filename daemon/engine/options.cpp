@@ -18,17 +18,15 @@ const T& typed_value(const OptionEntry& entry, const std::string& key, const cha
                       escape_excerpt(entry.type));
 }
 
-// A string option with a fixed set of values, parsed by `parse` (which throws
-// std::invalid_argument for any other value).
-template <typename Parse>
-auto choice(const OptionEntry& entry, const std::string& key, Parse parse, const char* expected) {
+// A string option naming one value of an enum's table.
+template <typename E, std::size_t N>
+E choice(const OptionEntry& entry, const std::string& key, const EnumNames<E, N>& names) {
     const std::string& text = typed_value<std::string>(entry, key, "a string (s)");
-    try {
-        return parse(text);
-    } catch (const std::invalid_argument&) {
-        throw OptionError("invalid " + key + " '" + escape_excerpt(text) + "': expected " +
-                          expected);
+    if (const auto value = find_by_name(names, text)) {
+        return *value;
     }
+    throw OptionError("invalid " + key + " '" + escape_excerpt(text) + "': expected " +
+                      alternatives(names));
 }
 
 }  // namespace
@@ -46,9 +44,9 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
             throw OptionError("option '" + key + "' is given more than once");
         }
         if (entry.key == "mode") {
-            parsed.mode = choice(entry, key, parse_mode, "atomic or best-effort");
+            parsed.mode = choice(entry, key, kModeNames);
         } else if (entry.key == "strategy") {
-            parsed.strategy = choice(entry, key, parse_strategy, "auto, bulk, smt or per-cpu");
+            parsed.strategy = choice(entry, key, kStrategyNames);
         } else if (entry.key == "dry_run") {
             parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
         } else {

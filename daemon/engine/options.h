@@ -35,7 +35,7 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
-// Known keys: mode (s: atomic, best-effort), strategy (s: auto, bulk, smt, per-cpu),
+// Known keys: mode (s: kModeNames), strategy (s: kStrategyNames),
 // dry_run (b). Unknown keys, wrong types, bad values, a key given twice and more than
 // kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
 RequestOptions decode_options(const std::vector<OptionEntry>& entries);

@@ -9,19 +9,9 @@
 #include <vector>
 
 #include "cpuset.h"
-#include "machine.h"
+#include "enums.h"
 
 namespace cpuhpd {
-
-enum class Action { Offline, Online };
-enum class Mode { Atomic, BestEffort };
-enum class Expedite { Auto, Always, Never };
-
-std::string to_string(Action action);      // "offline", "online"
-std::string to_string(Mode mode);          // "atomic", "best-effort"
-std::string to_string(Expedite expedite);  // "auto", "always", "never"
-Mode parse_mode(const std::string& name);  // throws std::invalid_argument
-Expedite parse_expedite(const std::string& name);
 
 struct Request {
     Action action = Action::Offline;
@@ -36,19 +26,7 @@ struct Request {
     std::string caller;  // for logs: bus name or "cpuctl"
 };
 
-// Why a request was refused before anything was touched.
-// KernelError: the batch could not run at all (sysfs unreadable, an unexpected failure).
-enum class RefusalKind {
-    InvalidMask,
-    ProtectedCpu,
-    NotHotpluggable,
-    TooFewOnline,
-    NotSupported,
-    Busy,
-    KernelError
-};
-std::string to_string(RefusalKind kind);  // "InvalidMask", ... (the D-Bus error suffix)
-
+// A request refused before anything was touched (enums.h: the kinds).
 class Refusal : public std::runtime_error {
 public:
     Refusal(RefusalKind kind, std::string message, CpuSet cpus = {});
@@ -60,10 +38,6 @@ private:
     CpuSet cpus_;
 };
 
-enum class CpuOutcome { Changed, Unchanged, Failed, RolledBack, Refused };
-std::string to_string(
-    CpuOutcome outcome);  // "changed", "unchanged", "failed", "rolled-back", "refused"
-
 struct CpuResult {
     unsigned cpu = 0;
     CpuOutcome outcome = CpuOutcome::Unchanged;
@@ -71,9 +45,6 @@ struct CpuResult {
     std::string message;  // human text: errno text or why it was not attempted
     bool operator==(const CpuResult&) const = default;
 };
-
-enum class Outcome { Ok, Failed, Partial };
-std::string to_string(Outcome outcome);  // "ok", "failed", "partial"
 
 struct RequestResult {
     Action action = Action::Offline;

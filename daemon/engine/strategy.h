@@ -38,9 +38,9 @@ public:
                                 const StrategyHooks& hooks) = 0;
 };
 
-// Strategy objects bound to one sysfs root and writer. One-shot strategies (bulk, smt)
-// report success or the write's errno; the runner re-reads the kernel's state to learn
-// exactly which CPUs changed.
+// Strategy objects bound to one sysfs root and writer (StrategyKind and its names: enums.h).
+// One-shot strategies (bulk, smt) report success or the write's errno; the runner re-reads the
+// kernel's state to learn exactly which CPUs changed.
 std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& paths,
                                         AttributeWriter& writer);
 

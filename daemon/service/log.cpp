@@ -52,20 +52,6 @@ int priority(Level level) {
     return LOG_INFO;
 }
 
-const char* name(Level level) {
-    switch (level) {
-        case Level::Debug:
-            return "debug";
-        case Level::Info:
-            return "info";
-        case Level::Warning:
-            return "warning";
-        case Level::Error:
-            return "error";
-    }
-    return "info";
-}
-
 // Values on stderr are quoted when they would not read as one token.
 std::string stderr_value(const std::string& value) {
     bool plain = !value.empty();
@@ -88,22 +74,6 @@ std::string stderr_value(const std::string& value) {
 }
 
 }  // namespace
-
-std::optional<Level> parse_level(std::string_view text) {
-    if (text == "debug") {
-        return Level::Debug;
-    }
-    if (text == "info") {
-        return Level::Info;
-    }
-    if (text == "warning") {
-        return Level::Warning;
-    }
-    if (text == "error") {
-        return Level::Error;
-    }
-    return std::nullopt;
-}
 
 void init(Level level) {
     g_level = level;
@@ -134,7 +104,7 @@ void write(Level level, std::string_view message, std::initializer_list<Field> f
         // The journal socket is gone (e.g. journald restarting): fall back to stderr.
     }
     std::string line = "cpuhpd: ";
-    line += name(level);
+    line += name_of(kLogLevelNames, level);
     line += ": ";
     line += message;
     for (const auto& [key, value] : fields) {

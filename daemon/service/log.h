@@ -8,12 +8,11 @@
 #include <string_view>
 #include <utility>
 
+#include "enums.h"
+
 namespace cpuhpd::log {
 
-enum class Level { Debug, Info, Warning, Error };
-
-// "debug", "info", "warning", "error"; nullopt otherwise.
-std::optional<Level> parse_level(std::string_view name);
+using Level = LogLevel;  // enums.h: kLogLevelNames
 
 // Chooses the sink (journal when stderr is connected to it, see JOURNAL_STREAM) and the
 // lowest level written.

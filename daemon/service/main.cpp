@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "enums.h"
 #include "log.h"
 
 #ifndef CPUHPD_DEFAULT_CONFIG
@@ -83,8 +84,8 @@ int main(int argc, char** argv) {
     app.add_option("--coalesce-ms", options.coalesce_ms,
                    "How long a new batch waits for concurrent requests, 0..10000 ms")
         ->check(CLI::Range(0, 10000));
-    app.add_option("--log-level", options.log_level, "debug, info, warning or error")
-        ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+    app.add_option("--log-level", options.log_level, cpuhpd::alternatives(cpuhpd::kLogLevelNames))
+        ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kLogLevelNames)));
     app.add_option("--uevent-socket", options.uevent_socket,
                    "Take CPU uevents from datagrams sent to this Unix socket, created here, "
                    "instead of the kernel: for a --sysfs-root other than /sys (tests)");
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
     if (!apply(options, config)) {
         return 1;
     }
-    const auto level = cpuhpd::log::parse_level(config.log_level);
+    const auto level = cpuhpd::find_by_name(cpuhpd::kLogLevelNames, config.log_level);
     if (options.check_config) {
         std::printf("%s: OK\n", config_file.c_str());
         return 0;

@@ -21,18 +21,6 @@ MachineState read(const FakeSysfs& fs) {
     return read_machine(fs.paths(), memory);
 }
 
-TEST(Strategy, NamesRoundTrip) {
-    for (StrategyKind k :
-         {StrategyKind::Auto, StrategyKind::Bulk, StrategyKind::Smt, StrategyKind::PerCpu}) {
-        EXPECT_EQ(parse_strategy(to_string(k)), k);
-    }
-    EXPECT_EQ(to_string(StrategyKind::PerCpu), "per-cpu");
-    EXPECT_EQ(parse_strategy("smt"), StrategyKind::Smt);
-    EXPECT_THROW(parse_strategy("percpu"), std::invalid_argument);
-    EXPECT_THROW(parse_strategy("Bulk"), std::invalid_argument);
-    EXPECT_THROW(parse_strategy(""), std::invalid_argument);
-}
-
 TEST(ReadMachine, DefaultFakeMachine) {
     FakeSysfs fs;  // 2 packages x 4 cores x 2 threads, cpu0 not hotpluggable
     MachineState m = read(fs);
