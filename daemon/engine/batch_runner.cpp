@@ -14,8 +14,7 @@ BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, Batch
       read_state_(std::move(read_state)),
       settings_(settings) {}
 
-RequestResult BatchRunner::dry_run(const Request& request) {
-    const MachineState state = read_state_();
+RequestResult BatchRunner::dry_run(const Request& request, const MachineState& state) {
     validate(request, state, settings_);
     const Plan plan = make_plan(request.action, request.cpus, request.strategy, state, settings_);
     RequestResult r = result_skeleton(request, 0);

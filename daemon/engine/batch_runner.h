@@ -34,7 +34,7 @@ public:
                     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
     // The plan a dry run reports; throws Refusal like validate().
-    RequestResult dry_run(const Request& request);
+    RequestResult dry_run(const Request& request, const MachineState& state);
 
 private:
     const SysfsPaths& paths_;

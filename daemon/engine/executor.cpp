@@ -7,10 +7,8 @@
 
 namespace cpuhpd {
 
-Executor::Executor(BatchRunner& runner, std::function<MachineState()> read_state,
-                   EngineSettings settings, Observers observers)
+Executor::Executor(BatchRunner& runner, EngineSettings settings, Observers observers)
     : runner_(runner),
-      read_state_(std::move(read_state)),
       settings_(std::move(settings)),
       observers_(std::move(observers)),
       thread_([this] { worker(); }) {}
@@ -33,11 +31,10 @@ Executor::~Executor() {
     }
 }
 
-void Executor::submit(Request request, Completion done) {
-    const MachineState state = read_state_();
+void Executor::submit(Request request, const MachineState& state, Completion done) {
     narrow_to_eligible(request, state, settings_);
     if (request.dry_run) {
-        done(runner_.dry_run(request));
+        done(runner_.dry_run(request, state));
         return;
     }
     // Refuse up front what can never succeed, so the caller hears at once.
@@ -51,7 +48,7 @@ void Executor::submit(Request request, Completion done) {
         // that would write nothing.
         if (nothing_to_change && !running_batch_ && queue_.empty() && !stopping_) {
             lock.unlock();
-            done(runner_.dry_run(request));
+            done(runner_.dry_run(request, state));
             return;
         }
         if (stopping_)

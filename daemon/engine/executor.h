@@ -27,16 +27,16 @@ public:
         std::function<void(bool)> busy_changed;  // worker thread
     };
 
-    Executor(BatchRunner& runner, std::function<MachineState()> read_state, EngineSettings settings,
-             Observers observers = {});
+    Executor(BatchRunner& runner, EngineSettings settings, Observers observers = {});
     ~Executor();  // stops the worker after the batch in flight; queued requests are answered Busy
 
-    // Validates against the current machine state and queues the request. Throws Refusal
+    // Validates against `state`, the caller's one reading of the machine for this request
+    // (the same it resolved the request with), and queues the request. Throws Refusal
     // (nothing touched) when it can never succeed, the queue is full, or its caller
     // (Request::caller, when set) has kMaxQueuedPerCaller requests queued already. Dry runs are
     // answered at once, on the calling thread, and never queued; so is a request whose CPUs
     // are all in the asked state already while no batch is queued or running (batch_id 0).
-    void submit(Request request, Completion done);
+    void submit(Request request, const MachineState& state, Completion done);
 
     bool busy() const;
 
@@ -49,7 +49,6 @@ private:
     std::vector<Pending> take_batch(std::unique_lock<std::mutex>& lock);
 
     BatchRunner& runner_;
-    std::function<MachineState()> read_state_;
     EngineSettings settings_;
     Observers observers_;
 

@@ -133,11 +133,12 @@ void Daemon::admit(std::uint64_t token, const ChangeAsk& ask) {
         const MachineState state = read_state();
         // Called on the worker thread (or right here for a dry run): hand the result back
         // to the main thread, where the reply is sent.
-        executor_->submit(resolve(ask, state, config_.engine), [this, token](RequestResult result) {
-            loop_.post([this, token, result = std::move(result)]() mutable {
-                complete(token, std::move(result));
-            });
-        });
+        executor_->submit(resolve(ask, state, config_.engine), state,
+                          [this, token](RequestResult result) {
+                              loop_.post([this, token, result = std::move(result)]() mutable {
+                                  complete(token, std::move(result));
+                              });
+                          });
     } catch (...) {
         loop_.post([this, token, error = std::current_exception()] { complete(token, error); });
     }
@@ -332,8 +333,7 @@ int Daemon::run() {
             schedule_announce();
         });
     };
-    executor_ = std::make_unique<Executor>(
-        runner_, [this] { return read_state(); }, config_.engine, std::move(observers));
+    executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers));
     admission_ = std::make_unique<TaskThread>();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
     // heard. One more read (nothing is served yet) covers what changed since the

@@ -231,7 +231,7 @@ TEST(BatchRunner, DryRunTouchesNothing) {
     FakeMachine m;
     Request req = m.request(Action::Offline, set({4, 12}));
     req.dry_run = true;
-    auto r = m.runner->dry_run(req);
+    auto r = m.runner->dry_run(req, m.state());
     EXPECT_TRUE(r.dry_run);
     EXPECT_EQ(r.order, (std::vector<unsigned>{12, 4}));
     EXPECT_TRUE(m.writer.log().empty());

@@ -66,8 +66,7 @@ struct GatedExecutor {
         : gate(m.writer),
           runner(
               m.paths, gate, m.journal, [&m] { return m.state(); }, m.settings),
-          ex(
-              runner, [&m] { return m.state(); }, m.settings) {}
+          ex(runner, m.settings) {}
     GateWriter gate;
     BatchRunner runner;
     Executor ex;
@@ -95,12 +94,12 @@ TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     FakeMachine m({}, s);
     Results results;
     {
-        Executor ex(
-            *m.runner, [&] { return m.state(); }, s);
+        Executor ex(*m.runner, s);
         std::vector<std::thread> callers;
         for (unsigned c = 1; c <= 8; ++c)
-            callers.emplace_back(
-                [&, c] { ex.submit(m.request(Action::Offline, set({c})), results.slot()); });
+            callers.emplace_back([&, c] {
+                ex.submit(m.request(Action::Offline, set({c})), m.state(), results.slot());
+            });
         for (auto& t : callers)
             t.join();
         auto done = results.wait_for(8);
@@ -121,11 +120,11 @@ TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
     FakeMachine& m = t.m;
     Results& results = t.results;
     auto& [gate, runner, ex] = t.g;
-    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
     gate.entered_.get_future().wait();  // the first batch is writing now
     EXPECT_TRUE(ex.busy());
     for (unsigned c : {5u, 6u, 7u})
-        ex.submit(m.request(Action::Offline, set({c})), results.slot());
+        ex.submit(m.request(Action::Offline, set({c})), m.state(), results.slot());
     gate.release_.set_value();
     auto done = results.wait_for(4);
     EXPECT_EQ(done[0].cpus[0].cpu, 4u);
@@ -140,11 +139,10 @@ TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
     FakeMachine m({}, s);
     m.fs.set_online(5, false);
     Results results;
-    Executor ex(
-        *m.runner, [&] { return m.state(); }, s);
-    ex.submit(m.request(Action::Offline, set({4})), results.slot());
-    ex.submit(m.request(Action::Online, set({5})), results.slot());
-    ex.submit(m.request(Action::Offline, set({6})), results.slot());
+    Executor ex(*m.runner, s);
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
+    ex.submit(m.request(Action::Online, set({5})), m.state(), results.slot());
+    ex.submit(m.request(Action::Offline, set({6})), m.state(), results.slot());
     auto done = results.wait_for(3);
     ASSERT_EQ(done.size(), 3u);
     EXPECT_EQ(done[0].action, Action::Offline);
@@ -167,9 +165,8 @@ TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
     Executor::Observers observers;
     int batches = 0;
     observers.batch_finished = [&](const BatchReport&) { ++batches; };
-    Executor ex(
-        *m.runner, [&] { return m.state(); }, s, observers);
-    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    Executor ex(*m.runner, s, observers);
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
     const auto done = results.wait_for(1);  // already there: submit() answered it
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].outcome, Outcome::Ok);
@@ -190,9 +187,9 @@ TEST(Executor, ANoOpBehindABatchWaitsItsTurn) {
     Results& results = t.results;
     auto& [gate, runner, ex] = t.g;
     m.fs.set_online(5, false);
-    ex.submit(m.request(Action::Online, set({5})), results.slot());
+    ex.submit(m.request(Action::Online, set({5})), m.state(), results.slot());
     gate.entered_.get_future().wait();  // bringing 5 online now
-    ex.submit(m.request(Action::Offline, set({5})), results.slot());
+    ex.submit(m.request(Action::Offline, set({5})), m.state(), results.slot());
     gate.release_.set_value();
     const auto done = results.wait_for(2);
     ASSERT_EQ(done.size(), 2u);
@@ -204,11 +201,10 @@ TEST(Executor, ANoOpBehindABatchWaitsItsTurn) {
 
 TEST(Executor, RefusesUpFrontWithoutQueueing) {
     FakeMachine m;
-    Executor ex(
-        *m.runner, [&] { return m.state(); }, m.settings);
+    Executor ex(*m.runner, m.settings);
     Results results;
     try {
-        ex.submit(m.request(Action::Offline, set({0, 3})), results.slot());
+        ex.submit(m.request(Action::Offline, set({0, 3})), m.state(), results.slot());
         FAIL() << "protected CPU 0 was accepted";
     } catch (const Refusal& r) {
         EXPECT_EQ(r.kind(), RefusalKind::ProtectedCpu);
@@ -222,11 +218,11 @@ TEST(Executor, SaysBusyWhenTheQueueIsFull) {
     FakeMachine& m = t.m;
     Results& results = t.results;
     auto& [gate, runner, ex] = t.g;
-    ex.submit(m.request(Action::Offline, set({4})), results.slot());
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
     gate.entered_.get_future().wait();
-    ex.submit(m.request(Action::Offline, set({5})), results.slot());  // queued
+    ex.submit(m.request(Action::Offline, set({5})), m.state(), results.slot());  // queued
     try {
-        ex.submit(m.request(Action::Offline, set({6})), results.slot());
+        ex.submit(m.request(Action::Offline, set({6})), m.state(), results.slot());
         ADD_FAILURE() << "a full queue accepted another request";
     } catch (const Refusal& r) {
         EXPECT_EQ(r.kind(), RefusalKind::Busy);
@@ -247,20 +243,20 @@ TEST(Executor, OneCallerMayQueueOnlyItsShare) {
         r.caller = caller;
         return r;
     };
-    ex.submit(from(":1.7", Action::Offline, set({4})), results.slot());
+    ex.submit(from(":1.7", Action::Offline, set({4})), m.state(), results.slot());
     gate.entered_.get_future().wait();  // that batch runs; what follows is queued
     for (std::size_t i = 0; i < kMaxQueuedPerCaller; ++i) {
-        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+        ex.submit(from(":1.7", Action::Online, set({5})), m.state(), results.slot());
     }
     try {
-        ex.submit(from(":1.7", Action::Online, set({5})), results.slot());
+        ex.submit(from(":1.7", Action::Online, set({5})), m.state(), results.slot());
         ADD_FAILURE() << "one caller queued more than its share";
     } catch (const Refusal& r) {
         EXPECT_EQ(r.kind(), RefusalKind::Busy);
         EXPECT_NE(std::string(r.what()).find("the most one caller may have"), std::string::npos)
             << r.what();
     }
-    ex.submit(from(":1.8", Action::Online, set({5})), results.slot());
+    ex.submit(from(":1.8", Action::Online, set({5})), m.state(), results.slot());
     gate.release_.set_value();
     results.wait_for(kMaxQueuedPerCaller + 2);
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4}));
@@ -284,9 +280,8 @@ TEST(Executor, ReportsBusyTransitionsAndFinishedBatches) {
     };
     Results results;
     {
-        Executor ex(
-            *m.runner, [&] { return m.state(); }, s, obs);
-        ex.submit(m.request(Action::Offline, set({4, 5})), results.slot());
+        Executor ex(*m.runner, s, obs);
+        ex.submit(m.request(Action::Offline, set({4, 5})), m.state(), results.slot());
         results.wait_for(1);
     }
     std::lock_guard l(mu);
