@@ -90,7 +90,9 @@ const MachineState& Daemon::state() {
 }
 
 void Daemon::refresh() {
-    adopt(read_state());
+    // Needed now, for this message; read_state() also posted its adoption (and the
+    // announcement of any change) to this loop.
+    state_ = read_state();
 }
 
 void Daemon::schedule_announce() {
