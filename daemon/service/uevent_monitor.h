@@ -16,7 +16,7 @@ public:
     // Returns nullptr and sets `error` when that is impossible (no netlink in a container,
     // a seccomp filter, ...): the caller goes on without uevents.
     static std::unique_ptr<UeventMonitor> open(std::string& error);
-    // Binds a Unix datagram socket at `path` (mode 0600; a stale socket there is replaced)
+    // Binds a Unix datagram socket at `path` (owner only; a stale socket there is replaced)
     // whose datagrams are taken as kernel uevent payloads: the uevent source of a daemon
     // that serves a sysfs tree other than /sys (tests, a mirror of a machine), so that it
     // keeps its state current as it does on /sys. Removed again by the destructor.
