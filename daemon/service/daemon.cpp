@@ -43,7 +43,8 @@ Daemon::Daemon(Config config)
       paths_(config_.sysfs_root),
       memory_(prepare_state_dir(config_.state_dir)),
       runner_(
-          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine) {
+          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine),
+      progress_throttle_(kProgressInterval) {
     if (const auto problem = memory_.load()) {
         log::warning("ignoring the topology cache: " + *problem);
     }
@@ -230,13 +231,9 @@ void Daemon::on_batch_finished(const BatchReport& report) {
 
 // Worker thread.
 void Daemon::on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    const bool first = batch_id != progress_batch_;
-    if (!first && done < total && now - progress_last_ < kProgressInterval) {
+    if (!progress_throttle_.admit(batch_id, done, total, std::chrono::steady_clock::now())) {
         return;
     }
-    progress_batch_ = batch_id;
-    progress_last_ = now;
     loop_.post([this, batch_id, done, total] {
         if (!adaptor_) {
             return;

@@ -21,6 +21,7 @@
 #include "executor.h"
 #include "journal.h"
 #include "manager_adaptor.h"
+#include "progress_throttle.h"
 #include "sysfs.h"
 #include "task_thread.h"
 #include "topology.h"
@@ -92,9 +93,7 @@ private:
     std::map<std::string, std::size_t> unanswered_by_caller_;
     std::atomic<bool> refresh_queued_{false};  // a uevent's re-read waits to be started
 
-    // Worker thread only: BatchProgress rate limit.
-    std::uint64_t progress_batch_ = 0;
-    std::chrono::steady_clock::time_point progress_last_{};
+    ProgressThrottle progress_throttle_;  // worker thread only
 
     std::unique_ptr<UeventMonitor> uevents_;
     std::unique_ptr<sdbus::IConnection> connection_;

@@ -6,55 +6,19 @@
 #include <memory>
 #include <utility>
 
-#include "cpulist.h"
+#include "dbus_error.h"
 #include "input.h"
 #include "log.h"
 #include "names.h"
-#include "options.h"
+#include "option_decoding.h"
 #include "sysfs.h"
 
 namespace cpuhpd {
 
 namespace {
 
-constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
-constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
-constexpr const char* kFailed = "org.freedesktop.DBus.Error.Failed";
-// Longest error message sent; messages quote input through escape_excerpt() already.
-constexpr std::size_t kMaxErrorMessage = 4096;
 // How long the bus driver may take to say who a caller is.
 constexpr std::uint64_t kCredentialsTimeoutUs = 5'000'000;
-
-// An error that sd-bus can always send: a message of printable ASCII (invalid UTF-8 makes
-// sd-bus refuse the reply and drop it), bounded.
-sdbus::Error sendable(const std::string& name, const std::string& message) {
-    return sdbus::Error(name, escape_excerpt(message, kMaxErrorMessage));
-}
-
-// The D-Bus error for an exception thrown by the engine or a handler (`what`: the call, for
-// the log when the failure was unexpected).
-sdbus::Error to_dbus_error(const char* what, const std::exception_ptr& thrown) {
-    try {
-        std::rethrow_exception(thrown);
-    } catch (const sdbus::Error& error) {
-        return sendable(error.getName(), error.getMessage());
-    } catch (const Refusal& refusal) {
-        return sendable(error_name(refusal.kind()), refusal.what());
-    } catch (const MaskError& error) {
-        return sendable(std::string(dbus::kErrorPrefix) + "InvalidMask",
-                        "invalid mask '" + error.token() + "' at position " +
-                            std::to_string(error.position()) + ": " + error.reason());
-    } catch (const OptionError& error) {
-        return sendable(kInvalidArgs, error.what());
-    } catch (const std::exception& error) {
-        log::error(std::string(what) +
-                   " failed: " + escape_excerpt(error.what(), kMaxErrorMessage));
-        return sendable(kFailed, error.what());
-    } catch (...) {
-        log::error(std::string(what) + " failed with an unknown exception");
-        return sdbus::Error(kFailed, "internal error");
-    }
-}
 
 // Runs a handler body and turns whatever it throws into an sdbus::Error: in sdbus-c++ 1.2
 // anything else escaping a handler aborts the daemon.
@@ -101,48 +65,6 @@ std::vector<std::string> capability_names(const MachineState& state) {
     return names;
 }
 
-// The options dictionary in message order, duplicates included: the generated glue hands
-// the handler a std::map, which keeps one of two equal keys. So the entries are read again
-// from the message being processed (its arguments were read already; rewinding moves only
-// its read position). At most kMaxOptions + 1 entries are read: more is refused anyway.
-std::vector<OptionEntry> option_entries(const sdbus::Message* message,
-                                        const std::map<std::string, sdbus::Variant>& fallback) {
-    std::vector<OptionEntry> entries;
-    auto entry_of = [](std::string key, const sdbus::Variant& value) {
-        OptionEntry entry;
-        entry.key = std::move(key);
-        entry.type = value.peekValueType();
-        if (value.containsValueOfType<std::string>()) {
-            entry.value = value.get<std::string>();
-        } else if (value.containsValueOfType<bool>()) {
-            entry.value = value.get<bool>();
-        }
-        return entry;
-    };
-    if (message == nullptr) {
-        for (const auto& [key, value] : fallback) {
-            entries.push_back(entry_of(key, value));
-        }
-        return entries;
-    }
-    auto& msg = const_cast<sdbus::Message&>(*message);
-    msg.rewind(true);
-    std::string first;  // the mask or the SMT state
-    msg >> first;
-    if (!msg.enterContainer("{sv}")) {
-        throw sdbus::Error(kInvalidArgs, "cannot read the options dictionary");
-    }
-    while (entries.size() <= kMaxOptions && msg.enterDictEntry("sv")) {
-        std::string key;
-        sdbus::Variant value;
-        msg >> key >> value;
-        entries.push_back(entry_of(std::move(key), value));
-        msg.exitDictEntry();
-    }
-    msg.clearFlags();
-    return entries;
-}
-
 ChangeAsk ask_for(Action action, std::string mask) {
     ChangeAsk ask;
     ask.action = action;
@@ -151,10 +73,6 @@ ChangeAsk ask_for(Action action, std::string mask) {
 }
 
 }  // namespace
-
-std::string error_name(RefusalKind kind) {
-    return dbus::kErrorPrefix + to_string(kind);
-}
 
 ManagerAdaptor::ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend)
     : AdaptorInterfaces(connection, dbus::kObjectPath),
@@ -170,7 +88,7 @@ ManagerAdaptor::~ManagerAdaptor() {
 
 RequestOptions ManagerAdaptor::read_options(
     const std::map<std::string, sdbus::Variant>& options) const {
-    return decode_options(option_entries(getObject().getCurrentlyProcessedMessage(), options));
+    return read_request_options(getObject().getCurrentlyProcessedMessage(), options);
 }
 
 // The caller's uid as the bus verified it: UnixUserID of

@@ -96,7 +96,4 @@ private:
     std::map<std::string, std::string> announced_;  // property -> comparable text
 };
 
-// "org.cpuhpd1.Error.<Kind>" for a refusal.
-std::string error_name(RefusalKind kind);
-
 }  // namespace cpuhpd

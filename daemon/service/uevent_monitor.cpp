@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
+#include <utility>
 
 namespace cpuhpd {
 
@@ -54,6 +56,84 @@ bool is_cpu_change_uevent(const unsigned char* data, std::size_t size) {
     return cpu && change;
 }
 
+namespace {
+
+// The kernel's netlink socket.
+class KernelUevents final : public UeventMonitor {
+public:
+    explicit KernelUevents(nl_sock* sock) : sock_(sock) {}
+    ~KernelUevents() override { nl_socket_free(sock_); }
+    KernelUevents(const KernelUevents&) = delete;
+    KernelUevents& operator=(const KernelUevents&) = delete;
+
+    int fd() const override { return nl_socket_get_fd(sock_); }
+
+    bool drain() override {
+        bool changed = false;
+        for (;;) {
+            sockaddr_nl from{};
+            unsigned char* buffer = nullptr;
+            const int n = nl_recv(sock_, &from, &buffer, nullptr);
+            if (n > 0) {
+                // Only the kernel (port 0) sends real uevents; ignore anything else.
+                if (from.nl_pid == 0 && is_cpu_change_uevent(buffer, static_cast<std::size_t>(n))) {
+                    changed = true;
+                }
+                std::free(buffer);
+                continue;
+            }
+            std::free(buffer);
+            if (n < 0 && n != -NLE_AGAIN && n != -NLE_INTR) {
+                // ENOBUFS (reported as NLE_NOMEM): the kernel dropped messages; assume a change.
+                changed = true;
+            }
+            if (n == -NLE_INTR) {
+                continue;
+            }
+            return changed;
+        }
+    }
+
+private:
+    nl_sock* sock_;
+};
+
+// A Unix datagram socket bound at `path`, removed again when closed.
+class SocketUevents final : public UeventMonitor {
+public:
+    SocketUevents(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+    ~SocketUevents() override {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+    SocketUevents(const SocketUevents&) = delete;
+    SocketUevents& operator=(const SocketUevents&) = delete;
+
+    int fd() const override { return fd_; }
+
+    bool drain() override {
+        bool changed = false;
+        std::array<unsigned char, 8192> buffer{};  // uevents are at most 2048 bytes
+        for (;;) {
+            const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
+            if (n > 0) {
+                changed =
+                    is_cpu_change_uevent(buffer.data(), static_cast<std::size_t>(n)) || changed;
+            } else if (n < 0 && errno == EINTR) {
+                continue;
+            } else {
+                return changed;
+            }
+        }
+    }
+
+private:
+    int fd_;
+    std::filesystem::path path_;
+};
+
+}  // namespace
+
 std::unique_ptr<UeventMonitor> UeventMonitor::open(std::string& error) {
     nl_sock* sock = nl_socket_alloc();
     if (sock == nullptr) {
@@ -76,7 +156,7 @@ std::unique_ptr<UeventMonitor> UeventMonitor::open(std::string& error) {
     // Best effort: a bigger buffer only makes overruns rarer, and drain() copes with them.
     (void)nl_socket_set_buffer_size(sock, kReceiveBuffer, 0);
     nl_socket_enable_msg_peek(sock);
-    return std::unique_ptr<UeventMonitor>(new UeventMonitor(sock));
+    return std::make_unique<KernelUevents>(sock);
 }
 
 std::unique_ptr<UeventMonitor> UeventMonitor::open_socket(const std::filesystem::path& path,
@@ -106,65 +186,7 @@ std::unique_ptr<UeventMonitor> UeventMonitor::open_socket(const std::filesystem:
         ::close(fd);
         return nullptr;
     }
-    return std::unique_ptr<UeventMonitor>(new UeventMonitor(fd, path));
-}
-
-UeventMonitor::~UeventMonitor() {
-    if (sock_ != nullptr) {
-        nl_socket_free(sock_);
-    }
-    if (fd_ >= 0) {
-        ::close(fd_);
-        ::unlink(path_.c_str());
-    }
-}
-
-int UeventMonitor::fd() const {
-    return sock_ != nullptr ? nl_socket_get_fd(sock_) : fd_;
-}
-
-bool UeventMonitor::drain_socket() {
-    bool changed = false;
-    std::array<unsigned char, 8192> buffer{};  // uevents are at most 2048 bytes
-    for (;;) {
-        const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
-        if (n > 0) {
-            changed = is_cpu_change_uevent(buffer.data(), static_cast<std::size_t>(n)) || changed;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else {
-            return changed;
-        }
-    }
-}
-
-bool UeventMonitor::drain() {
-    if (sock_ == nullptr) {
-        return drain_socket();
-    }
-    bool changed = false;
-    for (;;) {
-        sockaddr_nl from{};
-        unsigned char* buffer = nullptr;
-        const int n = nl_recv(sock_, &from, &buffer, nullptr);
-        if (n > 0) {
-            // Only the kernel (port 0) sends real uevents; ignore anything else.
-            if (from.nl_pid == 0 && is_cpu_change_uevent(buffer, static_cast<std::size_t>(n))) {
-                changed = true;
-            }
-            std::free(buffer);
-            continue;
-        }
-        std::free(buffer);
-        if (n < 0 && n != -NLE_AGAIN && n != -NLE_INTR) {
-            // ENOBUFS (reported as NLE_NOMEM): the kernel dropped messages; assume a change.
-            changed = true;
-        }
-        if (n == -NLE_INTR) {
-            continue;
-        }
-        return changed;
-    }
+    return std::make_unique<SocketUevents>(fd, path);
 }
 
 }  // namespace cpuhpd
