@@ -15,15 +15,17 @@
 #include <fstream>
 #include <iostream>
 #include <latch>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <thread>
 
 #include "harness.h"
-#include "json_lite.h"
 
 namespace cpuhpd::itest {
 namespace {
+
+using nlohmann::json;
 
 constexpr const char* kInvalidMask = "org.cpuhpd1.Error.InvalidMask";
 constexpr const char* kProtectedCpu = "org.cpuhpd1.Error.ProtectedCpu";
@@ -53,9 +55,9 @@ std::set<unsigned> all_cpus_except(const std::set<unsigned>& out) {
 }
 
 // Parses cpuctl --json output; a failure to parse is a test failure with the output shown.
-::testing::AssertionResult parses(const RunResult& r, Json& out) {
+::testing::AssertionResult parses(const RunResult& r, json& out) {
     try {
-        out = Json::parse(r.out);
+        out = json::parse(r.out);
         return ::testing::AssertionSuccess();
     } catch (const std::exception& e) {
         return ::testing::AssertionFailure() << e.what() << "\n" << r.describe();
@@ -63,10 +65,10 @@ std::set<unsigned> all_cpus_except(const std::set<unsigned>& out) {
 }
 
 // {cpu -> result} of a cpuctl JSON batch reply.
-std::map<unsigned, std::string> json_results(const Json& j) {
+std::map<unsigned, std::string> json_results(const json& j) {
     std::map<unsigned, std::string> m;
-    for (const auto& c : j["cpus"].as_array()) {
-        m[static_cast<unsigned>(c["cpu"].as_number())] = c["result"].as_string();
+    for (const auto& c : j.at("cpus").get<json::array_t>()) {
+        m[static_cast<unsigned>(c.at("cpu").get<double>())] = c.at("result").get<std::string>();
     }
     return m;
 }
@@ -79,10 +81,10 @@ std::map<unsigned, std::string> all_result(const std::set<unsigned>& cpus, const
     return m;
 }
 
-std::vector<unsigned> json_order(const Json& j) {
+std::vector<unsigned> json_order(const json& j) {
     std::vector<unsigned> v;
-    for (const auto& c : j["order"].as_array()) {
-        v.push_back(static_cast<unsigned>(c.as_number()));
+    for (const auto& c : j.at("order").get<json::array_t>()) {
+        v.push_back(static_cast<unsigned>(c.get<double>()));
     }
     return v;
 }
@@ -149,20 +151,20 @@ protected:
 TEST_F(CpuhpdTest, CpuctlOfflineThenOnlineChangesExactlyTheNamedCpus) {
     RunResult r = cpuctl({"--json", "offline", "4,6,7"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["action"].as_string(), "offline");
-    EXPECT_EQ(j["outcome"].as_string(), "ok");
-    EXPECT_FALSE(j["dry_run"].as_bool());
+    EXPECT_EQ(j.at("action").get<std::string>(), "offline");
+    EXPECT_EQ(j.at("outcome").get<std::string>(), "ok");
+    EXPECT_FALSE(j.at("dry_run").get<bool>());
     EXPECT_EQ(json_results(j), all_result({4, 6, 7}, "changed")) << r.out;
-    EXPECT_GT(j["batch_id"].as_number(), 0);
+    EXPECT_GT(j.at("batch_id").get<double>(), 0);
     EXPECT_EQ(tree().online_files(), expected_files({4, 6, 7}));
     EXPECT_EQ(tree().read("devices/system/cpu/cpu0/online"), "<absent>");
 
     r = cpuctl({"--json", "online", "4,6,7"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["action"].as_string(), "online");
+    EXPECT_EQ(j.at("action").get<std::string>(), "online");
     EXPECT_EQ(json_results(j), all_result({4, 6, 7}, "changed")) << r.out;
     EXPECT_EQ(tree().online_files(), expected_files({}));
 }
@@ -172,7 +174,7 @@ TEST_F(CpuhpdTest, CpuctlReportsUnchangedForCpusAlreadyInTheState) {
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     r = cpuctl({"--json", "offline", "4-5"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
     EXPECT_EQ(json_results(j), (std::map<unsigned, std::string>{{4, "unchanged"}, {5, "changed"}}))
         << r.out;
@@ -209,18 +211,18 @@ TEST_F(CpuhpdTest, CpuctlStatusAndTopologyJson) {
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     r = cpuctl({"--json", "status"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["online"].as_string(), "0-4,6-15");
-    EXPECT_EQ(j["offline"].as_string(), "5");
-    EXPECT_EQ(j["possible"].as_string(), "0-15");
-    EXPECT_EQ(j["present"].as_string(), "0-15");
-    EXPECT_EQ(j["protected"].as_string(), "0");
-    EXPECT_EQ(j["smt_control"].as_string(), "on");
-    EXPECT_FALSE(j["busy"].as_bool());
+    EXPECT_EQ(j.at("online").get<std::string>(), "0-4,6-15");
+    EXPECT_EQ(j.at("offline").get<std::string>(), "5");
+    EXPECT_EQ(j.at("possible").get<std::string>(), "0-15");
+    EXPECT_EQ(j.at("present").get<std::string>(), "0-15");
+    EXPECT_EQ(j.at("protected").get<std::string>(), "0");
+    EXPECT_EQ(j.at("smt_control").get<std::string>(), "on");
+    EXPECT_FALSE(j.at("busy").get<bool>());
     std::vector<std::string> caps;
-    for (const auto& c : j["capabilities"].as_array()) {
-        caps.push_back(c.as_string());
+    for (const auto& c : j.at("capabilities").get<json::array_t>()) {
+        caps.push_back(c.get<std::string>());
     }
     EXPECT_NE(std::find(caps.begin(), caps.end(), "per-cpu"), caps.end()) << r.out;
     EXPECT_EQ(std::find(caps.begin(), caps.end(), "bulk"), caps.end())
@@ -230,18 +232,18 @@ TEST_F(CpuhpdTest, CpuctlStatusAndTopologyJson) {
     r = cpuctl({"--json", "topology"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
-    const auto& cpus = j["cpus"].as_array();
+    const auto& cpus = j.at("cpus").get<json::array_t>();
     ASSERT_EQ(cpus.size(), FakeTree::kCpus) << r.out;
     for (const auto& c : cpus) {
-        auto n = static_cast<unsigned>(c["cpu"].as_number());
+        auto n = static_cast<unsigned>(c.at("cpu").get<double>());
         SCOPED_TRACE("cpu " + std::to_string(n));
-        EXPECT_EQ(c["package"].as_number(), FakeTree::package_of(n));
-        EXPECT_EQ(c["core"].as_number(), FakeTree::core_of(n));
-        EXPECT_EQ(c["node"].as_number(), FakeTree::package_of(n));
-        EXPECT_EQ(parse_cpulist(c["siblings"].as_string()),
+        EXPECT_EQ(c.at("package").get<double>(), FakeTree::package_of(n));
+        EXPECT_EQ(c.at("core").get<double>(), FakeTree::core_of(n));
+        EXPECT_EQ(c.at("node").get<double>(), FakeTree::package_of(n));
+        EXPECT_EQ(parse_cpulist(c.at("siblings").get<std::string>()),
                   (std::set<unsigned>{n, FakeTree::sibling_of(n)}));
-        EXPECT_EQ(c["online"].as_bool(), n != 5);
-        EXPECT_EQ(c["hotpluggable"].as_bool(), n != 0);
+        EXPECT_EQ(c.at("online").get<bool>(), n != 5);
+        EXPECT_EQ(c.at("hotpluggable").get<bool>(), n != 0);
     }
 }
 
@@ -249,9 +251,9 @@ TEST_F(CpuhpdTest, CpuctlFindsTheBusThroughDbusSystemBusAddress) {
     RunResult r = world_->cpuctl({"--json", "status"}, /*with_address=*/false,
                                  {{"DBUS_SYSTEM_BUS_ADDRESS", world_->bus_address()}});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["online"].as_string(), "0-15");
+    EXPECT_EQ(j.at("online").get<std::string>(), "0-15");
 
     r = world_->cpuctl({"--json", "offline", "3"}, /*with_address=*/false,
                        {{"DBUS_SYSTEM_BUS_ADDRESS", world_->bus_address()}});
@@ -293,21 +295,21 @@ TEST_F(CpuhpdTest, SelectorsResolveAsTheTreeTopologySays) {
     // cpuctl: several arguments are a union.
     RunResult r = cpuctl({"--json", "offline", "--dry-run", "core:5", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
     std::set<unsigned> got;
     for (const auto& [cpu, result] : json_results(j)) {
         got.insert(cpu);
     }
     EXPECT_EQ(got, (std::set<unsigned>{2, 5, 13})) << r.out;
-    EXPECT_TRUE(j["dry_run"].as_bool());
+    EXPECT_TRUE(j.at("dry_run").get<bool>());
     EXPECT_EQ(tree().online_files(), expected_files({}));
 }
 
 TEST_F(CpuhpdTest, SelectorOfflineTakesSiblingsFirstAndOnlineBringsPrimariesFirst) {
     RunResult r = cpuctl({"--json", "offline", "package:1"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
     std::set<unsigned> pkg1{4, 5, 6, 7, 12, 13, 14, 15};
     EXPECT_EQ(json_results(j), all_result(pkg1, "changed")) << r.out;
@@ -337,11 +339,11 @@ TEST_F(CpuhpdTest, SelectorOfflineTakesSiblingsFirstAndOnlineBringsPrimariesFirs
 TEST_F(CpuhpdTest, SmtSelectorWithPerCpuStrategyTakesEverySecondaryThread) {
     RunResult r = cpuctl({"--json", "offline", "--strategy", "per-cpu", "smt"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
     std::set<unsigned> secondaries{8, 9, 10, 11, 12, 13, 14, 15};
     EXPECT_EQ(json_results(j), all_result(secondaries, "changed")) << r.out;
-    EXPECT_EQ(j["strategy"].as_string(), "per-cpu");
+    EXPECT_EQ(j.at("strategy").get<std::string>(), "per-cpu");
     EXPECT_EQ(tree().online_files(), expected_files(secondaries));
     EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on") << "per-cpu must not use smt";
 }
@@ -463,16 +465,16 @@ protected:
 TEST_F(InjectedFailureTest, BestEffortReportsTheFailedCpuAndKeepsTheOthers) {
     RunResult r = cpuctl({"--json", "offline", "--best-effort", "4-6"});
     EXPECT_EQ(r.exit_code, 64) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["outcome"].as_string(), "partial");
-    EXPECT_EQ(j["mode"].as_string(), "best-effort");
+    EXPECT_EQ(j.at("outcome").get<std::string>(), "partial");
+    EXPECT_EQ(j.at("mode").get<std::string>(), "best-effort");
     EXPECT_EQ(json_results(j),
               (std::map<unsigned, std::string>{{4, "changed"}, {5, "failed"}, {6, "changed"}}))
         << r.out;
-    for (const auto& c : j["cpus"].as_array()) {
-        if (c["cpu"].as_number() == 5) {
-            EXPECT_EQ(c["error"].as_string(), "EPERM") << r.out;
+    for (const auto& c : j.at("cpus").get<json::array_t>()) {
+        if (c.at("cpu").get<double>() == 5) {
+            EXPECT_EQ(c.at("error").get<std::string>(), "EPERM") << r.out;
         }
     }
     EXPECT_EQ(tree().online_files(), expected_files({4, 6}));
@@ -513,9 +515,9 @@ TEST_F(InjectedFailureTest, AtomicFailureRollsBackAndLeavesNothingChanged) {
     // cpuctl: exit 1, and the tree is unchanged.
     RunResult r = cpuctl({"--json", "offline", "4-6"});
     EXPECT_EQ(r.exit_code, 1) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["outcome"].as_string(), "failed");
+    EXPECT_EQ(j.at("outcome").get<std::string>(), "failed");
     EXPECT_EQ(json_results(j)[5], "failed") << r.out;
     EXPECT_EQ(tree().online_files(), expected_files({}));
 }
@@ -526,10 +528,10 @@ TEST_F(CpuhpdTest, PlanAndDryRunShowOrderAndStrategyAndTouchNothing) {
     client_->subscribe();
     RunResult r = cpuctl({"--json", "plan", "offline", "4-7"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_TRUE(j["dry_run"].as_bool());
-    EXPECT_EQ(j["strategy"].as_string(), "per-cpu") << r.out;
+    EXPECT_TRUE(j.at("dry_run").get<bool>());
+    EXPECT_EQ(j.at("strategy").get<std::string>(), "per-cpu") << r.out;
     auto order = json_order(j);
     EXPECT_EQ(std::set<unsigned>(order.begin(), order.end()), (std::set<unsigned>{4, 5, 6, 7}))
         << r.out;
@@ -539,7 +541,7 @@ TEST_F(CpuhpdTest, PlanAndDryRunShowOrderAndStrategyAndTouchNothing) {
     r = cpuctl({"--json", "offline", "--dry-run", "4-7"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
-    EXPECT_TRUE(j["dry_run"].as_bool());
+    EXPECT_TRUE(j.at("dry_run").get<bool>());
     EXPECT_EQ(json_order(j), order) << "plan and --dry-run disagree";
     EXPECT_EQ(tree().online_files(), expected_files({}));
 
@@ -547,7 +549,7 @@ TEST_F(CpuhpdTest, PlanAndDryRunShowOrderAndStrategyAndTouchNothing) {
     r = cpuctl({"--json", "plan", "offline", "smt"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["strategy"].as_string(), "smt") << r.out;
+    EXPECT_EQ(j.at("strategy").get<std::string>(), "smt") << r.out;
     EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
 
     // Table form names strategy and order.
@@ -938,10 +940,10 @@ TEST_F(CoalescingTest, EightConcurrentCpuctlProcessesShareBatches) {
         ASSERT_TRUE(children[i]->wait_until(deadline)) << "cpuctl did not finish in time";
         RunResult r{children[i]->exit_code(), children[i]->out(), children[i]->err()};
         ASSERT_EQ(r.exit_code, 0) << r.describe();
-        Json j;
+        json j;
         ASSERT_TRUE(parses(r, j));
         EXPECT_EQ(json_results(j), all_result({cpu}, "changed")) << r.out;
-        batches.insert(j["batch_id"].as_number());
+        batches.insert(j.at("batch_id").get<double>());
     }
     EXPECT_LT(batches.size(), kCallers) << "8 concurrent cpuctl processes were not coalesced";
     EXPECT_EQ(tree().online_files(), expected_files({4, 5, 6, 7, 8, 9, 10, 11}));
@@ -1147,7 +1149,7 @@ TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
     }
     r = cpuctl({"--json", "online", "package:1"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
     EXPECT_EQ(json_results(j), all_result(pkg1, "changed")) << r.out;
     EXPECT_EQ(tree().online_files(), expected_files({}));
@@ -1182,12 +1184,12 @@ TEST_F(CpuhpdTest, SetSmtWithPerCpuStrategyChangesEverySecondaryThread) {
 TEST_F(CpuhpdTest, SmtWriteThatTakesNoCpuOfflineFailsAndIsUndone) {
     RunResult r = cpuctl({"--json", "smt", "off"});
     EXPECT_EQ(r.exit_code, 1) << r.describe();
-    Json j;
+    json j;
     ASSERT_TRUE(parses(r, j));
-    EXPECT_EQ(j["strategy"].as_string(), "smt") << r.out;
-    EXPECT_EQ(j["outcome"].as_string(), "failed") << r.out;
-    for (const auto& c : j["cpus"].as_array()) {
-        EXPECT_EQ(c["result"].as_string(), "failed") << r.out;
+    EXPECT_EQ(j.at("strategy").get<std::string>(), "smt") << r.out;
+    EXPECT_EQ(j.at("outcome").get<std::string>(), "failed") << r.out;
+    for (const auto& c : j.at("cpus").get<json::array_t>()) {
+        EXPECT_EQ(c.at("result").get<std::string>(), "failed") << r.out;
     }
     EXPECT_EQ(tree().online_files(), expected_files({}));
     // Not asserted: smt/control keeps the "off" the daemon wrote. A real kernel that accepts
