@@ -25,7 +25,8 @@
 #include <vector>
 
 #include "fake_sysfs.h"
-#include "harness.h"
+#include "harness/raw_client.h"
+#include "harness/world.h"
 #include "machine.h"
 #include "planner.h"
 #include "selector.h"

@@ -63,7 +63,7 @@ TEST_F(CoalescingTest, EightConcurrentRawCallersShareBatchesAndGetOnlyTheirOwnRe
     for (const auto& b : client_->batches()) {
         EXPECT_TRUE(batches.count(b.batch_id)) << "unknown batch " << b.batch_id;
         served += b.requests;
-        for (unsigned c : parse_cpulist(b.changed)) {
+        for (unsigned c : cpus_in(b.changed)) {
             changed.insert(c);
         }
     }

@@ -104,7 +104,7 @@ TEST_F(CpuhpdTest, CpuctlStatusAndTopologyJson) {
         EXPECT_EQ(c.at("package").get<double>(), FakeTree::package_of(n));
         EXPECT_EQ(c.at("core").get<double>(), FakeTree::core_of(n));
         EXPECT_EQ(c.at("node").get<double>(), FakeTree::package_of(n));
-        EXPECT_EQ(parse_cpulist(c.at("siblings").get<std::string>()),
+        EXPECT_EQ(cpus_in(c.at("siblings").get<std::string>()),
                   (std::set<unsigned>{n, FakeTree::sibling_of(n)}));
         EXPECT_EQ(c.at("online").get<bool>(), n != 5);
         EXPECT_EQ(c.at("hotpluggable").get<bool>(), n != 0);

@@ -73,7 +73,7 @@ TEST_F(InjectedFailureTest, AtomicFailureRollsBackAndLeavesNothingChanged) {
         << "no BatchFinished after a failed batch that wrote to the kernel";
     const auto& b = client_->batches().back();
     EXPECT_EQ(b.batch_id, res.u64("batch_id"));
-    EXPECT_EQ(parse_cpulist(b.failed), (std::set<unsigned>{5})) << b.failed;
+    EXPECT_EQ(cpus_in(b.failed), (std::set<unsigned>{5})) << b.failed;
 
     // cpuctl: exit 1, and the tree is unchanged.
     RunResult r = cpuctl({"--json", "offline", "4-6"});

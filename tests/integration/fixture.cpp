@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cpulist.h"
+
 namespace cpuhpd::itest {
 
 namespace {
@@ -73,6 +75,11 @@ std::vector<unsigned> json_order(const json& j) {
         v.push_back(static_cast<unsigned>(c.get<double>()));
     }
     return v;
+}
+
+std::set<unsigned> cpus_in(const std::string& cpulist) {
+    const std::vector<unsigned> members = parse_cpulist(cpulist).members();
+    return {members.begin(), members.end()};
 }
 
 std::size_t position(const std::vector<unsigned>& order, unsigned cpu) {

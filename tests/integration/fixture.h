@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "harness.h"
+#include "harness/child.h"
+#include "harness/raw_client.h"
+#include "harness/world.h"
 
 namespace cpuhpd::itest {
 
@@ -44,6 +46,8 @@ std::set<unsigned> all_cpus_except(const std::set<unsigned>& out);
 std::map<unsigned, std::string> json_results(const json& j);
 std::map<unsigned, std::string> all_result(const std::set<unsigned>& cpus, const std::string& r);
 std::vector<unsigned> json_order(const json& j);
+// The CPUs of a kernel cpulist ("0-3,8"), read by the engine's parser.
+std::set<unsigned> cpus_in(const std::string& cpulist);
 std::size_t position(const std::vector<unsigned>& order, unsigned cpu);
 bool any_line_matches(const std::string& text, const std::string& pattern);
 

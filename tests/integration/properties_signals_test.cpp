@@ -29,7 +29,7 @@ TEST_F(CpuhpdTest, PropertiesReflectTheTree) {
         EXPECT_EQ(e.die, 0);
         EXPECT_EQ(e.core, static_cast<int>(FakeTree::core_of(e.cpu)));
         EXPECT_EQ(e.node, static_cast<int>(FakeTree::package_of(e.cpu)));
-        EXPECT_EQ(parse_cpulist(e.siblings),
+        EXPECT_EQ(cpus_in(e.siblings),
                   (std::set<unsigned>{e.cpu, FakeTree::sibling_of(e.cpu)}));
         EXPECT_TRUE(e.online);
         EXPECT_EQ(e.hotpluggable, e.cpu != 0);

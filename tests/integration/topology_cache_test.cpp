@@ -25,7 +25,7 @@ TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
     ASSERT_EQ(topo.size(), FakeTree::kCpus);
     for (unsigned c : pkg1) {
         EXPECT_EQ(topo[c].package, 1) << "cpu " << c;
-        EXPECT_EQ(parse_cpulist(topo[c].siblings), (std::set<unsigned>{c, FakeTree::sibling_of(c)}))
+        EXPECT_EQ(cpus_in(topo[c].siblings), (std::set<unsigned>{c, FakeTree::sibling_of(c)}))
             << "cpu " << c;
         EXPECT_FALSE(topo[c].online) << "cpu " << c;
     }
