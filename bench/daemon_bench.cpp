@@ -1,6 +1,6 @@
 // cpuhpd-bench: the daemon's own costs, on the host. The real cpuhpd runs on a fake sysfs
 // tree (16 CPUs) on a private dbus-daemon (the integration-test harness, World); the
-// engine's parse + plan runs in-process on an 8192-CPU fake tree (the unit tests'
+// engine's parse + plan runs in-process on an 8192-CPU fake tree (the tests'
 // FakeSysfs). Nothing touches the host's CPUs.
 //
 //   cpuhpd-bench [--quick] [--out FILE.csv]

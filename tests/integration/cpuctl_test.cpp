@@ -63,7 +63,7 @@ TEST_F(CpuhpdTest, CpuctlTableOutputHasALinePerCpuAndASummary) {
 
     r = cpuctl({"topology"});
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    for (unsigned c = 0; c < FakeTree::kCpus; ++c) {
+    for (unsigned c = 0; c < kCpus; ++c) {
         EXPECT_TRUE(any_line_matches(r.out, "^\\s*" + std::to_string(c) + "\\s"))
             << "no topology line for CPU " << c << "\n"
             << r.out;
@@ -97,15 +97,15 @@ TEST_F(CpuhpdTest, CpuctlStatusAndTopologyJson) {
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
     const auto& cpus = j.at("cpus").get<json::array_t>();
-    ASSERT_EQ(cpus.size(), FakeTree::kCpus) << r.out;
+    ASSERT_EQ(cpus.size(), kCpus) << r.out;
     for (const auto& c : cpus) {
         auto n = static_cast<unsigned>(c.at("cpu").get<double>());
         SCOPED_TRACE("cpu " + std::to_string(n));
-        EXPECT_EQ(c.at("package").get<double>(), FakeTree::package_of(n));
-        EXPECT_EQ(c.at("core").get<double>(), FakeTree::core_of(n));
-        EXPECT_EQ(c.at("node").get<double>(), FakeTree::package_of(n));
+        EXPECT_EQ(c.at("package").get<double>(), tree().package_of(n));
+        EXPECT_EQ(c.at("core").get<double>(), tree().core_of(n));
+        EXPECT_EQ(c.at("node").get<double>(), tree().package_of(n));
         EXPECT_EQ(cpus_in(c.at("siblings").get<std::string>()),
-                  (std::set<unsigned>{n, FakeTree::sibling_of(n)}));
+                  (std::set<unsigned>{n, tree().sibling_of(n)}));
         EXPECT_EQ(c.at("online").get<bool>(), n != 5);
         EXPECT_EQ(c.at("hotpluggable").get<bool>(), n != 0);
     }

@@ -28,7 +28,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline) {
     std::map<unsigned, std::string> m;
-    for (unsigned c = 1; c < FakeTree::kCpus; ++c) {
+    for (unsigned c = 1; c < kCpus; ++c) {
         m[c] = offline.count(c) ? "0" : "1";
     }
     return m;
@@ -36,7 +36,7 @@ std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline
 
 std::set<unsigned> all_cpus_except(const std::set<unsigned>& out) {
     std::set<unsigned> s;
-    for (unsigned c = 0; c < FakeTree::kCpus; ++c) {
+    for (unsigned c = 0; c < kCpus; ++c) {
         if (!out.count(c)) {
             s.insert(c);
         }

@@ -106,13 +106,13 @@ int count_events(const std::filesystem::path& watched, std::uint32_t watch_mask,
 class CpuhpdTest : public ::testing::Test {
 protected:
     virtual DaemonConfig config() const { return {}; }
-    virtual void prepare_tree(FakeTree&) {}
+    virtual void prepare_tree(test::FakeSysfs&) {}
     virtual bool project_policy() const { return false; }
 
     void SetUp() override;
     void TearDown() override;
 
-    FakeTree& tree() { return world_->tree(); }
+    test::FakeSysfs& tree() { return world_->tree(); }
     RunResult cpuctl(const std::vector<std::string>& args) { return world_->cpuctl(args); }
 
     std::unique_ptr<World> world_;

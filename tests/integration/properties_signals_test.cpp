@@ -22,15 +22,14 @@ TEST_F(CpuhpdTest, PropertiesReflectTheTree) {
         << "best first; no bulk on a tree with read-only cpu/online and cpu/offline";
 
     auto topo = client_->get_topology();
-    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    ASSERT_EQ(topo.size(), kCpus);
     for (const auto& e : topo) {
         SCOPED_TRACE("cpu " + std::to_string(e.cpu));
-        EXPECT_EQ(e.package, static_cast<int>(FakeTree::package_of(e.cpu)));
+        EXPECT_EQ(e.package, static_cast<int>(tree().package_of(e.cpu)));
         EXPECT_EQ(e.die, 0);
-        EXPECT_EQ(e.core, static_cast<int>(FakeTree::core_of(e.cpu)));
-        EXPECT_EQ(e.node, static_cast<int>(FakeTree::package_of(e.cpu)));
-        EXPECT_EQ(cpus_in(e.siblings),
-                  (std::set<unsigned>{e.cpu, FakeTree::sibling_of(e.cpu)}));
+        EXPECT_EQ(e.core, static_cast<int>(tree().core_of(e.cpu)));
+        EXPECT_EQ(e.node, static_cast<int>(tree().package_of(e.cpu)));
+        EXPECT_EQ(cpus_in(e.siblings), (std::set<unsigned>{e.cpu, tree().sibling_of(e.cpu)}));
         EXPECT_TRUE(e.online);
         EXPECT_EQ(e.hotpluggable, e.cpu != 0);
     }
@@ -97,7 +96,7 @@ TEST_F(CpuhpdTest, OfflineBatchEmitsPropertiesChangedAndBatchFinished) {
 
     // Topology of offline CPUs is the one last seen.
     auto topo = client_->get_topology();
-    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    ASSERT_EQ(topo.size(), kCpus);
     EXPECT_FALSE(topo[4].online);
     EXPECT_EQ(topo[4].package, 1);
     EXPECT_TRUE(topo[5].online);

@@ -91,7 +91,7 @@ TEST_F(ExpediteAlwaysTest, RcuExpeditedIsRestoredAfterAFailedBatch) {
 
 class ExpeditedAlreadyOnTest : public CpuhpdTest {
 protected:
-    void prepare_tree(FakeTree& t) override { t.write("kernel/rcu_expedited", "1"); }
+    void prepare_tree(test::FakeSysfs& t) override { t.write("kernel/rcu_expedited", "1"); }
 };
 
 TEST_F(ExpeditedAlreadyOnTest, RcuExpeditedStaysOneAfterBatches) {

@@ -25,7 +25,7 @@ protected:
         c.extra_yaml = "expedite: always\n";
         return c;
     }
-    void prepare_tree(FakeTree& t) override {
+    void prepare_tree(test::FakeSysfs& t) override {
         const auto fifo = t.root() / "kernel/rcu_expedited";
         std::filesystem::remove(fifo);
         ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

@@ -22,10 +22,10 @@ TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
     client_ = std::make_unique<RawClient>(world_->bus_address());
 
     auto topo = client_->get_topology();
-    ASSERT_EQ(topo.size(), FakeTree::kCpus);
+    ASSERT_EQ(topo.size(), kCpus);
     for (unsigned c : pkg1) {
         EXPECT_EQ(topo[c].package, 1) << "cpu " << c;
-        EXPECT_EQ(cpus_in(topo[c].siblings), (std::set<unsigned>{c, FakeTree::sibling_of(c)}))
+        EXPECT_EQ(cpus_in(topo[c].siblings), (std::set<unsigned>{c, tree().sibling_of(c)}))
             << "cpu " << c;
         EXPECT_FALSE(topo[c].online) << "cpu " << c;
     }
@@ -41,7 +41,7 @@ TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
 // resolve while package 1 was offline. The failure is logged, with what it costs.
 class UnsavableTopologyCacheTest : public CpuhpdTest {
 protected:
-    void prepare_tree(FakeTree&) override {
+    void prepare_tree(test::FakeSysfs&) override {
         std::filesystem::create_directories(world_->dir() / "state" / "topology.cache");
     }
 };
@@ -54,7 +54,7 @@ TEST_F(UnsavableTopologyCacheTest, SaveFailureIsLogged) {
 // A topology cache that is a FIFO hung the start-up: now it is ignored with a message.
 class FifoTopologyCacheTest : public CpuhpdTest {
 protected:
-    void prepare_tree(FakeTree&) override {
+    void prepare_tree(test::FakeSysfs&) override {
         std::filesystem::create_directories(world_->dir() / "state");
         ASSERT_EQ(::mkfifo((world_->dir() / "state" / "topology.cache").c_str(), 0600), 0);
     }

@@ -1,9 +1,6 @@
 #include "temp_dir.h"
 
-#include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -16,25 +13,6 @@
 namespace cpuhpd::itest {
 
 namespace fs = std::filesystem;
-
-int set_immutable(const fs::path& file, bool on) {
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        return errno;
-    }
-    int flags = 0;
-    int rc = 0;
-    if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
-        rc = errno;
-    } else {
-        flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
-        if (::ioctl(fd, FS_IOC_SETFLAGS, &flags) != 0) {
-            rc = errno;
-        }
-    }
-    ::close(fd);
-    return rc;
-}
 
 TempDir::TempDir() {
     const char* base = std::getenv("TMPDIR");

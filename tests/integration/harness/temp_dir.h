@@ -1,5 +1,4 @@
-// A temporary directory per test, and the immutable flag that makes a file unwritable for
-// root too (for injected write failures).
+// A temporary directory per test.
 #pragma once
 
 #include <filesystem>
@@ -18,8 +17,5 @@ public:
 private:
     std::filesystem::path path_;
 };
-
-// Sets or clears the immutable inode flag (chattr +i); returns 0 or the errno.
-int set_immutable(const std::filesystem::path& file, bool on);
 
 }  // namespace cpuhpd::itest

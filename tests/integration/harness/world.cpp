@@ -24,7 +24,21 @@ namespace cpuhpd::itest {
 
 namespace fs = std::filesystem;
 
-World::World() : tree_(tmp_.path() / "sys") {
+namespace {
+
+test::FakeTopology integration_topology() {
+    test::FakeTopology topology;
+    topology.packages = kPackages;
+    topology.cores_per_package = kCoresPerPackage;
+    topology.threads_per_core = kThreadsPerCore;
+    topology.nodes = kPackages;
+    topology.plain_files = true;
+    return topology;
+}
+
+}  // namespace
+
+World::World() : tree_(integration_topology(), tmp_.path() / "sys") {
     fs::create_directories(tmp_.path() / "state");
 }
 

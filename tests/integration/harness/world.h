@@ -11,11 +11,18 @@
 #include <vector>
 
 #include "child.h"
-#include "fake_tree.h"
+#include "fake_sysfs.h"
 #include "private_bus.h"
 #include "temp_dir.h"
 
 namespace cpuhpd::itest {
+
+// The machine of the integration tests: 2 packages x 4 cores x 2 threads, one NUMA node per
+// package, cpu0 without an online file. The daemon writes the tree's plain files.
+inline constexpr unsigned kPackages = 2;
+inline constexpr unsigned kCoresPerPackage = 4;
+inline constexpr unsigned kThreadsPerCore = 2;
+inline constexpr unsigned kCpus = kPackages * kCoresPerPackage * kThreadsPerCore;
 
 struct DaemonConfig {
     std::string protected_cpus = "0";
@@ -34,7 +41,7 @@ public:
     ~World();
 
     const std::filesystem::path& dir() const { return tmp_.path(); }
-    FakeTree& tree() { return tree_; }
+    test::FakeSysfs& tree() { return tree_; }
     const std::string& bus_address() const { return bus_.address(); }
 
     // Starts dbus-daemon and waits (bounded) for its printed address. With `project_policy`
@@ -67,7 +74,7 @@ private:
     std::string uevent_socket_path() const;
 
     TempDir tmp_;
-    FakeTree tree_;
+    test::FakeSysfs tree_;
     PrivateBus bus_;
     Child daemon_;
     unsigned runs_ = 0;
