@@ -1,6 +1,6 @@
 // cpuhpd-bench: the daemon's own costs, on the host. The real cpuhpd runs on a fake sysfs
 // tree (16 CPUs) on a private dbus-daemon (the integration-test harness, World); the
-// engine's parse + plan runs in-process on an 8192-CPU fake tree (the unit tests'
+// engine's parse + plan runs in-process on an 8192-CPU fake tree (the tests'
 // FakeSysfs). Nothing touches the host's CPUs.
 //
 //   cpuhpd-bench [--quick] [--out FILE.csv]
@@ -25,7 +25,8 @@
 #include <vector>
 
 #include "fake_sysfs.h"
-#include "harness.h"
+#include "harness/raw_client.h"
+#include "harness/world.h"
 #include "machine.h"
 #include "planner.h"
 #include "selector.h"

@@ -6,7 +6,8 @@
 #include <iostream>
 #include <regex>
 
-#include "harness.h"
+#include "harness/child.h"
+#include "harness/world.h"
 
 namespace cpuhpd::itest {
 namespace {

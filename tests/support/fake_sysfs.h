@@ -1,5 +1,6 @@
-// A fake sysfs tree in a temporary directory, shaped like the kernel's, and a writer that
-// acts as the kernel on it: for unit tests of the engine's own logic only.
+// A fake sysfs tree shaped like the kernel's, for both test suites: the unit tests write it
+// through FakeKernelWriter, which acts as the kernel; the integration tests let the real
+// daemon write its plain files (FakeTopology::plain_files).
 #pragma once
 
 #include <filesystem>
@@ -27,34 +28,62 @@ struct FakeTopology {
     std::string smt_control = "on";  // "" for no smt/control file
     bool bulk = false;               // writable cpu/offline and cpu/online (companion patch)
     unsigned possible_extra = 0;     // possible but not present CPUs after the present ones
+    // The program under test writes the files itself, as it would write /sys, and no
+    // FakeKernelWriter keeps the summaries and topology/ in step: online() reads the
+    // cpuN/online files.
+    bool plain_files = false;
 };
 
 class FakeSysfs {
 public:
+    // In a temporary directory of its own, removed with the tree.
     explicit FakeSysfs(const FakeTopology& topo = {});
-    ~FakeSysfs();  // removes the tree
+    // In `root`, which the caller owns and removes.
+    FakeSysfs(const FakeTopology& topo, std::filesystem::path root);
+    ~FakeSysfs();  // clears the immutable flags make_unwritable() set
     FakeSysfs(const FakeSysfs&) = delete;
     FakeSysfs& operator=(const FakeSysfs&) = delete;
 
     const std::filesystem::path& root() const { return root_; }
     SysfsPaths paths() const { return SysfsPaths(root_); }
+    std::filesystem::path cpu_dir() const { return root_ / "devices/system/cpu"; }
+    std::filesystem::path online_file(unsigned cpu) const;
     unsigned cpu_count() const { return cpus_; }
-    CpuSet online() const;                       // from the per-CPU state the fake kernel keeps
+    // Where `cpu` sits, with x86 numbering (see FakeTopology).
+    unsigned package_of(unsigned cpu) const;
+    unsigned core_of(unsigned cpu) const;     // within its package
+    unsigned sibling_of(unsigned cpu) const;  // the next thread of the same core
+
+    // The state the fake kernel keeps; with plain_files, what the cpuN/online files say.
+    CpuSet online() const;
     void set_online(unsigned cpu, bool online);  // as the kernel would: files and topology/
+    // File content without the trailing newline; "<absent>" when it is not a regular file.
     std::string read(const std::string& relative) const;  // e.g. "kernel/rcu_expedited"
     void write(const std::string& relative, const std::string& value);  // plain file write
+    // The content of every cpuN/online file there is (cpu0 has none on x86).
+    std::map<unsigned, std::string> online_files() const;
+    // Makes writes to cpuN/online fail for root too (EPERM through chattr +i). Returns 0 or
+    // the errno of the ioctl (the filesystem may not support it).
+    int make_unwritable(unsigned cpu);
 
     const FakeTopology& topology() const { return topo_; }
 
 private:
     friend class FakeKernelWriter;
     void rewrite_summaries();
+    void build();
     void write_topology(unsigned cpu);
+    unsigned cores() const { return topo_.packages * topo_.cores_per_package; }
     FakeTopology topo_;
     unsigned cpus_ = 0;
     std::filesystem::path root_;
+    bool owns_root_ = false;
     std::vector<bool> online_;
+    std::vector<std::filesystem::path> immutable_;
 };
+
+// Sets or clears the immutable inode flag (chattr +i); returns 0 or the errno.
+int set_immutable(const std::filesystem::path& file, bool on);
 
 // Acts as the kernel for writes below a FakeSysfs: cpuN/online, smt/control, the bulk
 // cpu/offline and cpu/online files, rcu_expedited. Failures can be injected per CPU.

@@ -1,5 +1,10 @@
 #include "fake_sysfs.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -50,19 +55,38 @@ CpuSet simple_list(const std::string& text) {
     return set;
 }
 
+std::string online_file_name(unsigned cpu) {
+    return "devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+}
+
 }  // namespace
 
-FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
+FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo), owns_root_(true) {
     std::string templ = (fs::temp_directory_path() / "cpuhpd-fake-sysfs-XXXXXX").string();
     if (!mkdtemp(templ.data()))
         throw std::runtime_error("mkdtemp failed");
     root_ = templ;
+    build();
+}
+
+FakeSysfs::FakeSysfs(const FakeTopology& topo, fs::path root)
+    : topo_(topo), root_(std::move(root)) {
+    fs::create_directories(root_);
+    build();
+}
+
+void FakeSysfs::build() {
+    const FakeTopology& topo = topo_;
     cpus_ = topo.packages * topo.cores_per_package * topo.threads_per_core;
     online_.assign(cpus_, true);
     const fs::path cpu = root_ / "devices/system/cpu";
     put(cpu / "possible", CpuSet::range(0, cpus_ + topo.possible_extra - 1).to_string());
     put(cpu / "present", CpuSet::range(0, cpus_ - 1).to_string());
     put(cpu / "kernel_max", "8191");
+    for (const char* name : {"possible", "present", "kernel_max"})
+        fs::permissions(cpu / name,
+                        fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                        fs::perm_options::replace);  // as in the kernel
     for (unsigned c = 0; c < cpus_; ++c) {
         if (c != 0 || topo.cpu0_hotpluggable)
             put(cpu / ("cpu" + std::to_string(c)) / "online", "1");
@@ -101,8 +125,28 @@ FakeSysfs::FakeSysfs(const FakeTopology& topo) : topo_(topo) {
 }
 
 FakeSysfs::~FakeSysfs() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
+    for (const auto& file : immutable_)
+        set_immutable(file, false);
+    if (owns_root_) {
+        std::error_code ec;
+        fs::remove_all(root_, ec);
+    }
+}
+
+fs::path FakeSysfs::online_file(unsigned cpu) const {
+    return cpu_dir() / ("cpu" + std::to_string(cpu)) / "online";
+}
+
+unsigned FakeSysfs::package_of(unsigned cpu) const {
+    return (cpu % cores()) / topo_.cores_per_package;
+}
+
+unsigned FakeSysfs::core_of(unsigned cpu) const {
+    return cpu % cores() % topo_.cores_per_package;
+}
+
+unsigned FakeSysfs::sibling_of(unsigned cpu) const {
+    return (cpu + cores()) % cpus_;
 }
 
 void FakeSysfs::write_topology(unsigned c) {
@@ -123,9 +167,11 @@ void FakeSysfs::write_topology(unsigned c) {
 
 CpuSet FakeSysfs::online() const {
     CpuSet set;
-    for (unsigned c = 0; c < cpus_; ++c)
-        if (online_[c])
+    for (unsigned c = 0; c < cpus_; ++c) {
+        const bool on = topo_.plain_files ? read(online_file_name(c)) != "0" : online_[c];
+        if (on)
             set.add(c);
+    }
     return set;
 }
 
@@ -164,7 +210,42 @@ void FakeSysfs::rewrite_summaries() {
 }
 
 std::string FakeSysfs::read(const std::string& relative) const {
+    std::error_code ec;
+    if (!fs::is_regular_file(root_ / relative, ec))
+        return "<absent>";  // never blocks in a FIFO a test put there
     return get(root_ / relative);
+}
+
+std::map<unsigned, std::string> FakeSysfs::online_files() const {
+    std::map<unsigned, std::string> files;
+    for (unsigned c = 0; c < cpus_; ++c)
+        if (fs::exists(online_file(c)))
+            files[c] = read(online_file_name(c));
+    return files;
+}
+
+int FakeSysfs::make_unwritable(unsigned cpu) {
+    const int rc = set_immutable(online_file(cpu), true);
+    if (rc == 0)
+        immutable_.push_back(online_file(cpu));
+    return rc;
+}
+
+int set_immutable(const fs::path& file, bool on) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errno;
+    int flags = 0;
+    int rc = 0;
+    if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) {
+        rc = errno;
+    } else {
+        flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+        if (::ioctl(fd, FS_IOC_SETFLAGS, &flags) != 0)
+            rc = errno;
+    }
+    ::close(fd);
+    return rc;
 }
 
 void FakeSysfs::write(const std::string& relative, const std::string& value) {

@@ -1,0 +1,167 @@
+#include "fixture.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "cpulist.h"
+
+namespace cpuhpd::itest {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string line;
+    while (std::getline(ss, line)) {
+        out.push_back(line);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline) {
+    std::map<unsigned, std::string> m;
+    for (unsigned c = 1; c < kCpus; ++c) {
+        m[c] = offline.count(c) ? "0" : "1";
+    }
+    return m;
+}
+
+std::set<unsigned> all_cpus_except(const std::set<unsigned>& out) {
+    std::set<unsigned> s;
+    for (unsigned c = 0; c < kCpus; ++c) {
+        if (!out.count(c)) {
+            s.insert(c);
+        }
+    }
+    return s;
+}
+
+::testing::AssertionResult parses(const RunResult& r, json& out) {
+    try {
+        out = json::parse(r.out);
+        return ::testing::AssertionSuccess();
+    } catch (const std::exception& e) {
+        return ::testing::AssertionFailure() << e.what() << "\n" << r.describe();
+    }
+}
+
+std::map<unsigned, std::string> json_results(const json& j) {
+    std::map<unsigned, std::string> m;
+    for (const auto& c : j.at("cpus").get<json::array_t>()) {
+        m[static_cast<unsigned>(c.at("cpu").get<double>())] = c.at("result").get<std::string>();
+    }
+    return m;
+}
+
+std::map<unsigned, std::string> all_result(const std::set<unsigned>& cpus, const std::string& r) {
+    std::map<unsigned, std::string> m;
+    for (unsigned c : cpus) {
+        m[c] = r;
+    }
+    return m;
+}
+
+std::vector<unsigned> json_order(const json& j) {
+    std::vector<unsigned> v;
+    for (const auto& c : j.at("order").get<json::array_t>()) {
+        v.push_back(static_cast<unsigned>(c.get<double>()));
+    }
+    return v;
+}
+
+std::set<unsigned> cpus_in(const std::string& cpulist) {
+    const std::vector<unsigned> members = parse_cpulist(cpulist).members();
+    return {members.begin(), members.end()};
+}
+
+std::size_t position(const std::vector<unsigned>& order, unsigned cpu) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), cpu) - order.begin());
+}
+
+bool any_line_matches(const std::string& text, const std::string& pattern) {
+    std::regex re(pattern);
+    for (const auto& l : lines_of(text)) {
+        if (std::regex_search(l, re)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool eventually(const std::function<bool()>& done, std::chrono::seconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    auto step = 2ms;
+    while (!done()) {
+        if (Clock::now() >= deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(step);
+        step = std::min(step * 2, std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+bool log_shows(World& world, const std::string& text, std::chrono::seconds timeout) {
+    return eventually([&] { return world.daemon_log().find(text) != std::string::npos; }, timeout);
+}
+
+bool owner_gone(RawClient& client, const std::string& name, std::chrono::seconds timeout) {
+    return eventually([&] { return !client.name_has_owner(name); }, timeout);
+}
+
+std::string many_regions(std::size_t regions, std::size_t bytes) {
+    std::string mask;
+    for (std::size_t i = 0; i < regions; ++i) {
+        mask += i == 0 ? "1-13" : ",1-13";
+    }
+    if (mask.size() < bytes) {
+        mask.append(bytes - mask.size(), ' ');
+    }
+    return mask;
+}
+
+std::chrono::microseconds worst_online_latency(RawClient& client, int reads,
+                                               const std::string& expected) {
+    std::chrono::microseconds worst{0};
+    for (int i = 0; i < reads; ++i) {
+        const auto start = Clock::now();
+        EXPECT_EQ(client.get_string("Online"), expected);
+        worst = std::max(
+            worst, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
+    }
+    return worst;
+}
+
+Resume::~Resume() {
+    ::kill(pid, SIGCONT);
+}
+
+void CpuhpdTest::SetUp() {
+    world_ = std::make_unique<World>();
+    prepare_tree(world_->tree());
+    world_->start_bus(project_policy());
+    try {
+        world_->start_daemon(config());
+    } catch (const std::exception& e) {
+        FAIL() << e.what();
+    }
+    client_ = std::make_unique<RawClient>(world_->bus_address());
+}
+
+void CpuhpdTest::TearDown() {
+    client_.reset();
+    if (world_ && HasFailure()) {
+        std::cerr << "---- cpuhpd stderr ----\n" << world_->daemon_log() << "----\n";
+    }
+    world_.reset();
+}
+
+}  // namespace cpuhpd::itest

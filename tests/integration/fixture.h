@@ -1,0 +1,122 @@
+// The fixture the integration tests share: one World per test (temp dir, fake tree, private
+// bus, the real cpuhpd) and a raw client on its bus, plus the expectations and helpers that
+// tests of several areas use.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/inotify.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/child.h"
+#include "harness/raw_client.h"
+#include "harness/world.h"
+
+namespace cpuhpd::itest {
+
+using nlohmann::json;
+
+// The D-Bus errors the daemon answers with.
+inline constexpr const char* kInvalidMask = "org.cpuhpd1.Error.InvalidMask";
+inline constexpr const char* kProtectedCpu = "org.cpuhpd1.Error.ProtectedCpu";
+inline constexpr const char* kNotHotpluggable = "org.cpuhpd1.Error.NotHotpluggable";
+inline constexpr const char* kTooFewOnline = "org.cpuhpd1.Error.TooFewOnline";
+inline constexpr const char* kNotSupported = "org.cpuhpd1.Error.NotSupported";
+inline constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
+inline constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+
+// Every hotpluggable CPU's online file: "0" for the listed CPUs, "1" for the others.
+std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline);
+std::set<unsigned> all_cpus_except(const std::set<unsigned>& out);
+
+// Parses cpuctl --json output; a failure to parse is a test failure with the output shown.
+::testing::AssertionResult parses(const RunResult& r, json& out);
+// {cpu -> result} of a cpuctl JSON batch reply.
+std::map<unsigned, std::string> json_results(const json& j);
+std::map<unsigned, std::string> all_result(const std::set<unsigned>& cpus, const std::string& r);
+std::vector<unsigned> json_order(const json& j);
+// The CPUs of a kernel cpulist ("0-3,8"), read by the engine's parser.
+std::set<unsigned> cpus_in(const std::string& cpulist);
+std::size_t position(const std::vector<unsigned>& order, unsigned cpu);
+bool any_line_matches(const std::string& text, const std::string& pattern);
+
+// Polls `done` (bounded) until it holds; false when the timeout passes first.
+bool eventually(const std::function<bool()>& done, std::chrono::seconds timeout);
+// Waits (bounded) until the daemon's log contains `text`.
+bool log_shows(World& world, const std::string& text, std::chrono::seconds timeout = 10s);
+// Waits (bounded) until `name` has no owner on the bus; true when it has none.
+bool owner_gone(RawClient& client, const std::string& name, std::chrono::seconds timeout = 10s);
+// "1-13,1-13,...": `regions` regions of CPUs that can go offline together (min_online 2),
+// padded with spaces to `bytes` bytes when that is longer.
+std::string many_regions(std::size_t regions, std::size_t bytes = 0);
+// The longest of `reads` Get Online calls, each of which must return `expected`.
+std::chrono::microseconds worst_online_latency(RawClient& client, int reads,
+                                               const std::string& expected);
+
+// SIGCONT on scope exit, so that a failed assertion never leaves the daemon stopped.
+struct Resume {
+    pid_t pid;
+    ~Resume();
+};
+
+// Counts the inotify events in `count_mask` on `watched` while `body` runs: on the file itself
+// (`name` empty) or, when `watched` is a directory, on its entry `name`.
+template <typename F>
+int count_events(const std::filesystem::path& watched, std::uint32_t watch_mask,
+                 std::uint32_t count_mask, const std::string& name, F body) {
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0) {
+        return -1;
+    }
+    inotify_add_watch(fd, watched.c_str(), watch_mask);
+    body();
+    int count = 0;
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            break;
+        }
+        for (char* p = buf; p < buf + n;) {
+            auto* ev = reinterpret_cast<inotify_event*>(p);
+            const std::string entry = ev->len > 0 ? std::string(ev->name) : std::string();
+            if ((ev->mask & count_mask) != 0 && entry == name) {
+                ++count;
+            }
+            p += sizeof(inotify_event) + ev->len;
+        }
+    }
+    close(fd);
+    return count;
+}
+
+// One World and a RawClient on its bus for each test; derived fixtures choose the config,
+// prepare the tree before the daemon starts, or ask for the project's bus policy.
+class CpuhpdTest : public ::testing::Test {
+protected:
+    virtual DaemonConfig config() const { return {}; }
+    virtual void prepare_tree(test::FakeSysfs&) {}
+    virtual bool project_policy() const { return false; }
+
+    void SetUp() override;
+    void TearDown() override;
+
+    test::FakeSysfs& tree() { return world_->tree(); }
+    RunResult cpuctl(const std::vector<std::string>& args) { return world_->cpuctl(args); }
+
+    std::unique_ptr<World> world_;
+    std::unique_ptr<RawClient> client_;
+};
+
+}  // namespace cpuhpd::itest

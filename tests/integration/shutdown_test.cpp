@@ -1,0 +1,122 @@
+// SIGTERM while a batch is in flight.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "fixture.h"
+
+namespace cpuhpd::itest {
+namespace {
+
+// kernel/rcu_expedited is a FIFO: the batch (expedite: always) blocks in reading it until the
+// test writes a value, which holds a batch in flight for as long as the test needs.
+class StopDuringBatchTest : public CpuhpdTest {
+protected:
+    DaemonConfig config() const override {
+        DaemonConfig c;
+        c.coalesce_ms = 0;
+        c.extra_yaml = "expedite: always\n";
+        return c;
+    }
+    void prepare_tree(test::FakeSysfs& t) override {
+        const auto fifo = t.root() / "kernel/rcu_expedited";
+        std::filesystem::remove(fifo);
+        ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    }
+};
+
+// After SIGTERM the daemon kept org.cpuhpd1 but served nothing until the batch in flight
+// ended (up to TimeoutStopSec). It now lets go of the name at once, answers the calls that
+// still reach it (reads served, changes refused Busy), finishes the batch and exits.
+TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFlight) {
+    const auto fifo = tree().root() / "kernel/rcu_expedited";
+    sd_bus_message* owner_reply = nullptr;
+    ASSERT_GE(sd_bus_call_method(client_->bus(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                 "org.freedesktop.DBus", "GetNameOwner", nullptr, &owner_reply, "s",
+                                 "org.cpuhpd1"),
+              0);
+    const char* owner_c = nullptr;
+    ASSERT_GE(sd_bus_message_read(owner_reply, "s", &owner_c), 0);
+    const std::string owner = owner_c;
+    sd_bus_message_unref(owner_reply);
+
+    CallResult first;
+    std::thread caller([&] {
+        RawClient c(world_->bus_address());
+        first = c.call("Offline", "4", {}, 60s);
+    });
+    struct Join {
+        std::thread& t;
+        ~Join() {
+            if (t.joinable()) {
+                t.join();
+            }
+        }
+    } join{caller};
+    // Opening the FIFO for writing succeeds once the batch's worker has opened it to read:
+    // from then on the batch is in flight, waiting for the value.
+    int w = -1;
+    const auto deadline = Clock::now() + 20s;
+    while ((w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
+           Clock::now() < deadline) {
+        std::this_thread::sleep_for(5ms);
+    }
+    ASSERT_GE(w, 0) << "the batch never read kernel/rcu_expedited: " << std::strerror(errno);
+    struct Release {
+        int fd;
+        ~Release() {
+            if (fd >= 0) {
+                ::close(fd);  // EOF: the batch goes on (or gives up) either way
+            }
+        }
+    } release{w};
+
+    // NameOwnerChanged wakes the wait below when the name goes.
+    ASSERT_GE(sd_bus_match_signal(client_->bus(), nullptr, "org.freedesktop.DBus",
+                                  "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                  "NameOwnerChanged", nullptr, nullptr),
+              0);
+    ASSERT_EQ(::kill(world_->daemon().pid(), SIGTERM), 0);
+    EXPECT_TRUE(owner_gone(*client_, "org.cpuhpd1")) << "name kept while the batch runs";
+    // A change that still reaches the daemon (by its unique name) is refused at once; a read
+    // is served.
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    sd_bus_message* reply = nullptr;
+    const int r =
+        sd_bus_call_method(client_->bus(), owner.c_str(), "/org/cpuhpd1", "org.cpuhpd1.Manager",
+                           "Offline", &error, &reply, "sa{sv}", "5", 0);
+    EXPECT_LT(r, 0);
+    EXPECT_STREQ(error.name, "org.cpuhpd1.Error.Busy") << (error.message ? error.message : "");
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(reply);
+    char* online = nullptr;
+    EXPECT_GE(sd_bus_get_property_string(client_->bus(), owner.c_str(), "/org/cpuhpd1",
+                                         "org.cpuhpd1.Manager", "Online", nullptr, &online),
+              0);
+    EXPECT_STREQ(online, "0-15");
+    free(online);
+
+    // Let the batch go on: later writes of rcu_expedited find a plain file; then the value.
+    const auto plain = tree().root() / "kernel/rcu_expedited.plain";
+    std::ofstream(plain) << "0\n";
+    std::filesystem::rename(plain, fifo);
+    ASSERT_EQ(::write(w, "0\n", 2), 2);
+    ::close(w);
+    release.fd = -1;
+    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
+    EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
+    caller.join();
+    EXPECT_TRUE(first.ok) << first.describe();
+    EXPECT_EQ(tree().online_files(), expected_files({4}));
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+}  // namespace
+}  // namespace cpuhpd::itest
