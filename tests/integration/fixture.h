@@ -70,6 +70,23 @@ struct Resume {
     ~Resume();
 };
 
+// Calls `on_event` for each inotify event queued on the non-blocking `fd`, in order.
+template <typename F>
+void drain_inotify(int fd, F on_event) {
+    alignas(inotify_event) char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) {
+            return;
+        }
+        for (char* p = buf; p < buf + n;) {
+            const auto* ev = reinterpret_cast<const inotify_event*>(p);
+            on_event(*ev);
+            p += sizeof(inotify_event) + ev->len;
+        }
+    }
+}
+
 // Counts the inotify events in `count_mask` on `watched` while `body` runs: on the file itself
 // (`name` empty) or, when `watched` is a directory, on its entry `name`.
 template <typename F>
@@ -82,21 +99,12 @@ int count_events(const std::filesystem::path& watched, std::uint32_t watch_mask,
     inotify_add_watch(fd, watched.c_str(), watch_mask);
     body();
     int count = 0;
-    alignas(inotify_event) char buf[4096];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0) {
-            break;
+    drain_inotify(fd, [&](const inotify_event& ev) {
+        const std::string entry = ev.len > 0 ? std::string(ev.name) : std::string();
+        if ((ev.mask & count_mask) != 0 && entry == name) {
+            ++count;
         }
-        for (char* p = buf; p < buf + n;) {
-            auto* ev = reinterpret_cast<inotify_event*>(p);
-            const std::string entry = ev->len > 0 ? std::string(ev->name) : std::string();
-            if ((ev->mask & count_mask) != 0 && entry == name) {
-                ++count;
-            }
-            p += sizeof(inotify_event) + ev->len;
-        }
-    }
+    });
     close(fd);
     return count;
 }

@@ -51,20 +51,11 @@ TEST_F(ExpediteAlwaysTest, RcuExpeditedIsSetForTheBatchAndRestored) {
     CallResult res = client_->call("Online", "4-7");
     ASSERT_TRUE(res.ok) << res.describe();
     std::vector<std::string> seq;
-    alignas(inotify_event) char buf[4096];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0) {
-            break;
+    drain_inotify(fd, [&](const inotify_event& ev) {
+        if (seq.empty() || seq.back() != names[ev.wd]) {
+            seq.push_back(names[ev.wd]);
         }
-        for (char* p = buf; p < buf + n;) {
-            auto* ev = reinterpret_cast<inotify_event*>(p);
-            if (seq.empty() || seq.back() != names[ev->wd]) {
-                seq.push_back(names[ev->wd]);
-            }
-            p += sizeof(inotify_event) + ev->len;
-        }
-    }
+    });
     close(fd);
     std::string text;
     for (const auto& e : seq) {
