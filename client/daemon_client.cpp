@@ -25,7 +25,6 @@ using TopologyStruct =
     sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
 
 constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
-constexpr const char* kTimeoutError = "org.freedesktop.DBus.Error.Timeout";
 
 std::string noReplyText(std::chrono::microseconds timeout) {
     char seconds[32];
@@ -64,16 +63,17 @@ T field(const Dict& dict, const std::string& key, T fallback = T{}) {
 }
 
 BatchReply toBatchReply(const Results& results, const Dict& summary) {
+    using namespace cpuhpd::dbus;
     BatchReply r;
-    r.action = field<std::string>(summary, "action");
-    r.mask = field<std::string>(summary, "mask");
-    r.mode = field<std::string>(summary, "mode");
-    r.strategy = field<std::string>(summary, "strategy");
-    r.dry_run = field<bool>(summary, "dry_run");
-    r.batch_id = field<uint64_t>(summary, "batch_id");
-    r.duration_us = field<uint64_t>(summary, "duration_us");
-    r.outcome = field<std::string>(summary, "outcome");
-    r.order = field<std::vector<uint32_t>>(summary, "order");
+    r.action = field<std::string>(summary, kSummaryAction);
+    r.mask = field<std::string>(summary, kSummaryMask);
+    r.mode = field<std::string>(summary, kSummaryMode);
+    r.strategy = field<std::string>(summary, kSummaryStrategy);
+    r.dry_run = field<bool>(summary, kSummaryDryRun);
+    r.batch_id = field<uint64_t>(summary, kSummaryBatchId);
+    r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
+    r.outcome = field<std::string>(summary, kSummaryOutcome);
+    r.order = field<std::vector<uint32_t>>(summary, kSummaryOrder);
     for (const auto& s : results) {
         r.cpus.push_back(CpuResult{s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>(), s.get<4>()});
     }
@@ -83,13 +83,13 @@ BatchReply toBatchReply(const Results& results, const Dict& summary) {
 Dict toOptions(const BatchOptions& o) {
     Dict d;
     if (o.best_effort) {
-        d["mode"] = sdbus::Variant(std::string("best-effort"));
+        d[cpuhpd::dbus::kOptionMode] = sdbus::Variant(cpuhpd::to_string(cpuhpd::Mode::BestEffort));
     }
     if (o.strategy) {
-        d["strategy"] = sdbus::Variant(*o.strategy);
+        d[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*o.strategy);
     }
     if (o.dry_run) {
-        d["dry_run"] = sdbus::Variant(true);
+        d[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
     }
     return d;
 }
@@ -114,7 +114,7 @@ DaemonClient::DaemonClient(std::optional<std::string> busAddress, std::chrono::m
     } catch (const sdbus::Error& e) {
         // sdbus-c++ reports "Failed to open bus (...)" under its own error name; the D-Bus name
         // for "could not connect" is NoServer.
-        throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.NoServer", e.getMessage()});
+        throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorNoServer, e.getMessage()});
     }
     proxy_ = sdbus::createProxy(*connection_, cpuhpd::dbus::kBusName, cpuhpd::dbus::kObjectPath);
 }
@@ -160,13 +160,13 @@ BatchReply DaemonClient::batch(const std::string& method, const std::string& arg
             }
             const auto now = std::chrono::steady_clock::now();
             if (now >= deadline) {
-                throw DaemonError(ErrorInfo{kTimeoutError, noReplyText(timeout_)});
+                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, noReplyText(timeout_)});
             }
             auto pd = connection_->getEventLoopPollData();
             pollfd pfd{pd.fd, pd.events, 0};
             if (::poll(&pfd, 1, pollTimeoutMs(pd.timeout_usec, deadline - now)) < 0 &&
                 errno != EINTR) {
-                throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.Failed",
+                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
                                             std::string("poll: ") + std::strerror(errno)});
             }
         }
@@ -187,15 +187,16 @@ Status DaemonClient::status() {
             .withTimeout(timeout_)
             .withArguments(std::string(cpuhpd::dbus::kInterface))
             .storeResultsTo(props);
+        using namespace cpuhpd::dbus;
         Status s;
-        s.online = field<std::string>(props, "Online");
-        s.offline = field<std::string>(props, "Offline");
-        s.possible = field<std::string>(props, "Possible");
-        s.present = field<std::string>(props, "Present");
-        s.protected_cpus = field<std::string>(props, "Protected");
-        s.smt_control = field<std::string>(props, "SmtControl");
-        s.capabilities = field<std::vector<std::string>>(props, "Capabilities");
-        s.busy = field<bool>(props, "Busy");
+        s.online = field<std::string>(props, kPropertyOnline);
+        s.offline = field<std::string>(props, kPropertyOffline);
+        s.possible = field<std::string>(props, kPropertyPossible);
+        s.present = field<std::string>(props, kPropertyPresent);
+        s.protected_cpus = field<std::string>(props, kPropertyProtected);
+        s.smt_control = field<std::string>(props, kPropertySmtControl);
+        s.capabilities = field<std::vector<std::string>>(props, kPropertyCapabilities);
+        s.busy = field<bool>(props, kPropertyBusy);
         return s;
     } catch (const sdbus::Error& e) {
         rethrow(e);

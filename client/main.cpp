@@ -10,6 +10,7 @@
 
 #include "daemon_client.h"
 #include "exit_codes.h"
+#include "names.h"
 #include "progress.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -60,7 +61,7 @@ void addBatchOptions(CLI::App* sub, Args& a, bool withDryRun) {
                   "go on after a failure and report each CPU (default: the daemon's mode, "
                   "atomic unless configured: undo everything on any failure)");
     sub->add_option("--strategy", a.strategy, "force a strategy (default auto: the best one)")
-        ->check(CLI::IsMember({"auto", "bulk", "smt", "per-cpu"}));
+        ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kStrategyNames)));
     if (withDryRun) {
         sub->add_flag("--dry-run", a.dry_run,
                       "print the plan (strategy and order), change nothing");
@@ -128,7 +129,7 @@ int main(int argc, char** argv) {
     auto* plan = app.add_subcommand("plan", "show what offline/online MASK would do (a dry run)");
     plan->add_option("ACTION", a.plan_action, "offline or online")
         ->required()
-        ->check(CLI::IsMember({"offline", "online"}));
+        ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kActionNames)));
     plan->add_option("MASK", a.masks, "CPUs (see below)")->required();
     addBatchOptions(plan, a, false);
     plan->footer(std::string("\n") + kMaskHelp +
@@ -147,7 +148,8 @@ int main(int argc, char** argv) {
         app.add_subcommand("smt", "take every secondary SMT thread offline, or back online");
     smt->add_option("STATE", a.smt_state, "on or off")
         ->required()
-        ->check(CLI::IsMember({"on", "off"}));
+        ->check(
+            CLI::IsMember(std::vector<std::string>{cpuhpd::dbus::kSmtOn, cpuhpd::dbus::kSmtOff}));
     addBatchOptions(smt, a, true);
     smt->footer("\nExamples:\n  cpuctl smt off\n  cpuctl smt on --strategy per-cpu");
 
@@ -161,7 +163,7 @@ int main(int argc, char** argv) {
             const std::string message =
                 rest.empty() ? "a command is required" : "unknown command '" + rest.front() + "'";
             if (argvHasJson(argc, argv)) {
-                std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", message}) << std::endl;
+                std::cout << cpuctl::errorJson({cpuctl::kUsageError, message}) << std::endl;
             }
             std::cerr << "cpuctl: " << message << "\n";
             if (rest.empty()) {
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
             return cpuctl::kExitOk;
         }
         if (argvHasJson(argc, argv)) {
-            std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", e.what()}) << std::endl;
+            std::cout << cpuctl::errorJson({cpuctl::kUsageError, e.what()}) << std::endl;
         }
         return cpuctl::kExitUsage;
     }
@@ -256,6 +258,6 @@ int main(int argc, char** argv) {
     } catch (const cpuctl::DaemonError& e) {
         return reportError(e.info(), bus, a.json);
     } catch (const std::exception& e) {
-        return reportError({"org.freedesktop.DBus.Error.Failed", e.what()}, bus, a.json);
+        return reportError({cpuhpd::dbus::kErrorFailed, e.what()}, bus, a.json);
     }
 }

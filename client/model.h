@@ -61,4 +61,7 @@ struct ErrorInfo {
     std::string message;  // the daemon's message, or a local explanation
 };
 
+// The name of ErrorInfo for a usage error cpuctl finds itself.
+inline constexpr const char* kUsageError = "cpuctl.Error.Usage";
+
 }  // namespace cpuctl

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "names.h"
+
 namespace cpuctl {
 namespace {
 
@@ -60,6 +62,10 @@ void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& r
     }
 }
 
+std::string_view name_of(cpuhpd::CpuOutcome outcome) {
+    return cpuhpd::name_of(cpuhpd::kCpuOutcomeNames, outcome);
+}
+
 std::size_t countResult(const BatchReply& reply, std::string_view result) {
     return static_cast<std::size_t>(
         std::count_if(reply.cpus.begin(), reply.cpus.end(),
@@ -88,8 +94,12 @@ std::string batchSummaryLine(const BatchReply& reply) {
         return line;
     }
     std::vector<std::string> parts;
-    parts.push_back(std::to_string(countResult(reply, "changed")) + " changed");
-    for (std::string_view r : {"unchanged", "failed", "rolled-back", "refused"}) {
+    const auto changed = name_of(cpuhpd::CpuOutcome::Changed);
+    parts.push_back(std::to_string(countResult(reply, changed)) + " " + std::string(changed));
+    for (const auto& [outcome, r] : cpuhpd::kCpuOutcomeNames) {
+        if (outcome == cpuhpd::CpuOutcome::Changed) {
+            continue;
+        }
         if (auto n = countResult(reply, r); n > 0) {
             std::string name(r);
             std::replace(name.begin(), name.end(), '-', ' ');
@@ -101,7 +111,7 @@ std::string batchSummaryLine(const BatchReply& reply) {
     }
     line += " in " + seconds(reply.duration_us) + " (strategy " + orDash(reply.strategy) +
             ", batch " + std::to_string(reply.batch_id);
-    if (reply.outcome != "ok") {
+    if (reply.outcome != cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Ok)) {
         line += ", outcome " + orDash(reply.outcome);
     }
     line += ")";
@@ -125,7 +135,8 @@ void renderBatchTable(std::ostream& out, const BatchReply& reply) {
 
 void renderBatchFailures(std::ostream& err, const BatchReply& reply) {
     for (const auto& c : reply.cpus) {
-        if (c.result == "changed" || c.result == "unchanged") {
+        if (c.result == name_of(cpuhpd::CpuOutcome::Changed) ||
+            c.result == name_of(cpuhpd::CpuOutcome::Unchanged)) {
             continue;
         }
         err << "cpuctl: CPU " << c.cpu << ": " << reply.action << " " << c.result;
@@ -172,21 +183,21 @@ void renderTopologyTable(std::ostream& out, const std::vector<TopologyCpu>& cpus
 
 std::string describeError(const ErrorInfo& e, const std::string& bus) {
     const std::string& n = e.name;
-    if (n == "org.freedesktop.DBus.Error.ServiceUnknown" ||
-        n == "org.freedesktop.DBus.Error.NameHasNoOwner") {
-        return "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")";
+    using namespace cpuhpd::dbus;
+    if (n == kErrorServiceUnknown || n == kErrorNameHasNoOwner) {
+        return std::string("cpuhpd is not running (no owner of ") + kBusName + " on " + bus + ")";
     }
-    if (n == "org.freedesktop.DBus.Error.AccessDenied") {
+    if (n == kErrorAccessDenied) {
         return "permission denied: " + e.message + " (run as root)";
     }
-    if (n == "org.freedesktop.DBus.Error.NoServer") {
+    if (n == kErrorNoServer) {
         return "cannot connect to " + bus + ": " + e.message;
     }
-    if (n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Timeout") {
+    if (n == kErrorNoReply || n == kErrorTimeout) {
         return n + ": " + e.message +
                " (the batch may still be running: see `cpuctl status`; raise --timeout)";
     }
-    if (n == "cpuctl.Error.Usage") {
+    if (n == kUsageError) {
         return e.message;
     }
     return n + ": " + e.message;
