@@ -212,17 +212,18 @@ int main(int argc, char** argv) {
             return cpuctl::kExitOk;
         }
 
-        std::string method;
+        auto method = cpuctl::BatchMethod::Offline;
         std::string argument;
         std::string label;
         if (smt->parsed()) {
-            method = "SetSmt";
+            method = cpuctl::BatchMethod::SetSmt;
             argument = a.smt_state;
             label = "smt " + a.smt_state;
         } else {
             const std::string action =
                 plan->parsed() ? a.plan_action : (off->parsed() ? "offline" : "online");
-            method = action == "offline" ? "Offline" : "Online";
+            method =
+                action == "offline" ? cpuctl::BatchMethod::Offline : cpuctl::BatchMethod::Online;
             argument = joinMasks(a.masks);
             label = action;
             if (plan->parsed()) {
