@@ -101,7 +101,7 @@ namespace {
 
 constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
 
-std::string noReplyText(std::chrono::microseconds timeout) {
+std::string no_reply_text(std::chrono::microseconds timeout) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(timeout.count()) / 1e6);
     return std::string("no reply from cpuhpd within ") + seconds +
@@ -111,15 +111,16 @@ std::string noReplyText(std::chrono::microseconds timeout) {
 // poll(2)'s timeout in ms: the sooner of sd-bus's next deadline (absolute CLOCK_MONOTONIC
 // microseconds, UINT64_MAX for none) and `left` of our own, rounded up so that poll never
 // returns just before the deadline and spins.
-int pollTimeoutMs(std::uint64_t busDeadlineUsec, std::chrono::steady_clock::duration left) {
+int poll_timeout_ms(std::uint64_t bus_deadline_usec, std::chrono::steady_clock::duration left) {
     auto wait = std::chrono::ceil<std::chrono::milliseconds>(left);
-    if (busDeadlineUsec != UINT64_MAX) {
+    if (bus_deadline_usec != UINT64_MAX) {
         timespec ts{};
         ::clock_gettime(CLOCK_MONOTONIC, &ts);
-        const std::uint64_t nowUsec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u +
-                                      static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
-        const std::uint64_t busLeft = busDeadlineUsec > nowUsec ? busDeadlineUsec - nowUsec : 0;
-        wait = std::min(wait, std::chrono::milliseconds((busLeft + 999) / 1000));
+        const std::uint64_t now_usec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u +
+                                       static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
+        const std::uint64_t bus_left =
+            bus_deadline_usec > now_usec ? bus_deadline_usec - now_usec : 0;
+        wait = std::min(wait, std::chrono::milliseconds((bus_left + 999) / 1000));
     }
     return static_cast<int>(std::min<std::int64_t>(wait.count(), 60000));
 }
@@ -146,7 +147,7 @@ Model to_model(const sdbus::Struct<Fields...>& entry) {
                       static_cast<const std::tuple<Fields...>&>(entry));
 }
 
-BatchReply toBatchReply(const Results& results, const Dict& summary) {
+BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     using namespace cpuhpd::dbus;
     BatchReply r;
     r.action = field<std::string>(summary, kSummaryAction);
@@ -164,7 +165,7 @@ BatchReply toBatchReply(const Results& results, const Dict& summary) {
     return r;
 }
 
-Dict toOptions(const BatchOptions& o) {
+Dict to_options(const BatchOptions& o) {
     Dict d;
     if (o.best_effort) {
         d[cpuhpd::dbus::kOptionMode] = sdbus::Variant(cpuhpd::to_string(cpuhpd::Mode::BestEffort));
@@ -180,21 +181,22 @@ Dict toOptions(const BatchOptions& o) {
 
 }  // namespace
 
-std::string DaemonClient::describeBus(const std::optional<std::string>& busAddress) {
-    if (busAddress) {
-        return "the bus at " + *busAddress;
+std::string DaemonClient::describe_bus(const std::optional<std::string>& bus_address) {
+    if (bus_address) {
+        return "the bus at " + *bus_address;
     }
     const char* env = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
     return std::string("the system bus (") + (env && *env ? env : kDefaultSystemBus) + ")";
 }
 
-DaemonClient::DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout)
+DaemonClient::DaemonClient(std::optional<std::string> bus_address,
+                           std::chrono::microseconds timeout)
     : timeout_(timeout) {
     try {
         // The "session" in the name only labels the connection: sd-bus connects to the address
         // given, as a bus client.
-        connection_ = busAddress ? sdbus::createSessionBusConnectionWithAddress(*busAddress)
-                                 : sdbus::createSystemBusConnection();
+        connection_ = bus_address ? sdbus::createSessionBusConnectionWithAddress(*bus_address)
+                                  : sdbus::createSystemBusConnection();
     } catch (const sdbus::Error& e) {
         // sdbus-c++ reports "Failed to open bus (...)" under its own error name; the D-Bus name
         // for "could not connect" is NoServer.
@@ -219,13 +221,13 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
         proxy_->reply.reset();
         switch (method) {
             case BatchMethod::Offline:
-                proxy_->Offline(argument, toOptions(options));
+                proxy_->Offline(argument, to_options(options));
                 break;
             case BatchMethod::Online:
-                proxy_->Online(argument, toOptions(options));
+                proxy_->Online(argument, to_options(options));
                 break;
             case BatchMethod::SetSmt:
-                proxy_->SetSmt(argument, toOptions(options));
+                proxy_->SetSmt(argument, to_options(options));
                 break;
         }
         // Our own deadline, not only sd-bus's: the loop ends when --timeout has passed
@@ -237,11 +239,11 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
             }
             const auto now = std::chrono::steady_clock::now();
             if (now >= deadline) {
-                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, noReplyText(timeout_)});
+                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, no_reply_text(timeout_)});
             }
             auto pd = connection_->getEventLoopPollData();
             pollfd pfd{pd.fd, pd.events, 0};
-            if (::poll(&pfd, 1, pollTimeoutMs(pd.timeout_usec, deadline - now)) < 0 &&
+            if (::poll(&pfd, 1, poll_timeout_ms(pd.timeout_usec, deadline - now)) < 0 &&
                 errno != EINTR) {
                 throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
                                             std::string("poll: ") + std::strerror(errno)});
@@ -251,7 +253,7 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
         if (reply.error) {
             throw DaemonError(*reply.error);
         }
-        return toBatchReply(reply.results, reply.summary);
+        return to_batch_reply(reply.results, reply.summary);
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }

@@ -50,15 +50,15 @@ class ManagerProxy;  // the generated proxy's implementation, in daemon_client.c
 
 class DaemonClient {
 public:
-    // Connects to `busAddress` when given, else to the system bus (sd-bus honours
+    // Connects to `bus_address` when given, else to the system bus (sd-bus honours
     // DBUS_SYSTEM_BUS_ADDRESS). `timeout` bounds every method call.
-    DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout);
+    DaemonClient(std::optional<std::string> bus_address, std::chrono::microseconds timeout);
     ~DaemonClient();
     DaemonClient(const DaemonClient&) = delete;
     DaemonClient& operator=(const DaemonClient&) = delete;
 
     // Which bus this client talks to, for messages: "the system bus (unix:path=...)".
-    static std::string describeBus(const std::optional<std::string>& busAddress);
+    static std::string describe_bus(const std::optional<std::string>& bus_address);
 
     // With a progress callback the BatchProgress signals are dispatched while waiting.
     BatchReply batch(BatchMethod method, const std::string& argument, const BatchOptions& options,

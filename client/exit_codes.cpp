@@ -5,7 +5,7 @@
 
 namespace cpuctl {
 
-int exitCodeForOutcome(std::string_view outcome) {
+int exit_code_for_outcome(std::string_view outcome) {
     if (outcome == cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Ok)) {
         return kExitOk;
     }
@@ -15,17 +15,17 @@ int exitCodeForOutcome(std::string_view outcome) {
     return kExitFailed;
 }
 
-int exitCodeForError(std::string_view errorName) {
+int exit_code_for_error(std::string_view name) {
     using cpuhpd::RefusalKind;
     // The refusals of the input; Busy and KernelError are no fault of it.
     for (auto kind :
          {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
           RefusalKind::TooFewOnline, RefusalKind::NotSupported}) {
-        if (errorName == cpuhpd::dbus::error_name(kind)) {
+        if (name == cpuhpd::dbus::error_name(kind)) {
             return kExitUsage;
         }
     }
-    if (errorName == cpuhpd::dbus::kErrorInvalidArgs || errorName == kUsageError) {
+    if (name == cpuhpd::dbus::kErrorInvalidArgs || name == kUsageError) {
         return kExitUsage;
     }
     return kExitFailed;
