@@ -11,23 +11,97 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <tuple>
+#include <utility>
 
+#include "cpuhpd-proxy.h"  // generated from dbus/org.cpuhpd1.Manager.xml
 #include "names.h"
 
 namespace cpuctl {
+
 namespace {
 
-using ResultStruct = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
-using Results = std::vector<ResultStruct>;
+// The reply types of Offline, Online and SetSmt. The `override`s of ManagerProxy below hold
+// them to the generated class: when the XML changes them, cpuctl does not build.
+using Results =
+    std::vector<sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>>;
 using Dict = std::map<std::string, sdbus::Variant>;
-using TopologyStruct =
-    sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
+
+}  // namespace
+
+// org.cpuhpd1.Manager through the generated proxy. The XML marks Offline, Online and SetSmt
+// Method.Async "clientserver": the generated calls are asynchronous and their replies (or
+// errors) arrive in on*Reply, which keep the last one. The connection is the caller's: nothing
+// is received unless DaemonClient runs it.
+class ManagerProxy final
+    : public sdbus::ProxyInterfaces<org::cpuhpd1::Manager_proxy, sdbus::Properties_proxy> {
+public:
+    struct Reply {
+        std::optional<ErrorInfo> error;
+        Results results;
+        Dict summary;
+    };
+
+    explicit ManagerProxy(sdbus::IConnection& connection)
+        : ProxyInterfaces(connection, cpuhpd::dbus::kBusName, cpuhpd::dbus::kObjectPath) {}
+    ~ManagerProxy() { unregisterProxy(); }
+    ManagerProxy(const ManagerProxy&) = delete;
+    ManagerProxy& operator=(const ManagerProxy&) = delete;
+
+    // Subscribes to the signals (a match rule each): only a batch that shows progress needs
+    // them. From then on BatchProgress calls `progress`.
+    void follow_progress(ProgressFn progress) {
+        progress_ = std::move(progress);
+        registerProxy();
+    }
+
+    // The reply of the last change call, once it has arrived.
+    std::optional<Reply> reply;
+
+private:
+    void onPropertiesChanged(const std::string& /*interface*/, const Dict& /*changed*/,
+                             const std::vector<std::string>& /*invalidated*/) override {}
+    void onBatchFinished(const uint64_t& /*batch_id*/, const std::string& /*action*/,
+                         const std::string& /*strategy*/, const std::string& /*changed*/,
+                         const std::string& /*failed*/, const uint32_t& /*requests*/,
+                         const uint64_t& /*duration_us*/) override {}
+    void onBatchProgress(const uint64_t& /*batch_id*/, const uint32_t& done,
+                         const uint32_t& total) override {
+        if (progress_) {
+            progress_(done, total);
+        }
+    }
+    void onOfflineReply(const Results& results, const Dict& summary,
+                        const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+    }
+    void onOnlineReply(const Results& results, const Dict& summary,
+                       const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+    }
+    void onSetSmtReply(const Results& results, const Dict& summary,
+                       const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+    }
+
+    void keep_reply(const Results& results, const Dict& summary, const sdbus::Error* error) {
+        Reply r;
+        if (error != nullptr) {
+            r.error = ErrorInfo{error->getName(), error->getMessage()};
+        } else {
+            r.results = results;
+            r.summary = summary;
+        }
+        reply = std::move(r);
+    }
+
+    ProgressFn progress_;
+};
+
+namespace {
 
 constexpr const char* kDefaultSystemBus = "unix:path=/run/dbus/system_bus_socket";
-constexpr const char* kTimeoutError = "org.freedesktop.DBus.Error.Timeout";
 
-std::string noReplyText(std::chrono::microseconds timeout) {
+std::string no_reply_text(std::chrono::microseconds timeout) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(timeout.count()) / 1e6);
     return std::string("no reply from cpuhpd within ") + seconds +
@@ -37,15 +111,16 @@ std::string noReplyText(std::chrono::microseconds timeout) {
 // poll(2)'s timeout in ms: the sooner of sd-bus's next deadline (absolute CLOCK_MONOTONIC
 // microseconds, UINT64_MAX for none) and `left` of our own, rounded up so that poll never
 // returns just before the deadline and spins.
-int pollTimeoutMs(std::uint64_t busDeadlineUsec, std::chrono::steady_clock::duration left) {
+int poll_timeout_ms(std::uint64_t bus_deadline_usec, std::chrono::steady_clock::duration left) {
     auto wait = std::chrono::ceil<std::chrono::milliseconds>(left);
-    if (busDeadlineUsec != UINT64_MAX) {
+    if (bus_deadline_usec != UINT64_MAX) {
         timespec ts{};
         ::clock_gettime(CLOCK_MONOTONIC, &ts);
-        const std::uint64_t nowUsec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u +
-                                      static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
-        const std::uint64_t busLeft = busDeadlineUsec > nowUsec ? busDeadlineUsec - nowUsec : 0;
-        wait = std::min(wait, std::chrono::milliseconds((busLeft + 999) / 1000));
+        const std::uint64_t now_usec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u +
+                                       static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
+        const std::uint64_t bus_left =
+            bus_deadline_usec > now_usec ? bus_deadline_usec - now_usec : 0;
+        wait = std::min(wait, std::chrono::milliseconds((bus_left + 999) / 1000));
     }
     return static_cast<int>(std::min<std::int64_t>(wait.count(), 60000));
 }
@@ -63,117 +138,122 @@ T field(const Dict& dict, const std::string& key, T fallback = T{}) {
     return it->second.template get<T>();
 }
 
-BatchReply toBatchReply(const Results& results, const Dict& summary) {
+// One struct of the model from one D-Bus struct, field by field: a narrowing conversion, or a
+// D-Bus struct with more (too many initializers) or fewer fields (-Wmissing-field-initializers)
+// than the model, fails to compile.
+template <typename Model, typename... Fields>
+Model to_model(const sdbus::Struct<Fields...>& entry) {
+    return std::apply([](const auto&... fields) { return Model{fields...}; },
+                      static_cast<const std::tuple<Fields...>&>(entry));
+}
+
+BatchReply to_batch_reply(const Results& results, const Dict& summary) {
+    using namespace cpuhpd::dbus;
     BatchReply r;
-    r.action = field<std::string>(summary, "action");
-    r.mask = field<std::string>(summary, "mask");
-    r.mode = field<std::string>(summary, "mode");
-    r.strategy = field<std::string>(summary, "strategy");
-    r.dry_run = field<bool>(summary, "dry_run");
-    r.batch_id = field<uint64_t>(summary, "batch_id");
-    r.duration_us = field<uint64_t>(summary, "duration_us");
-    r.outcome = field<std::string>(summary, "outcome");
-    r.order = field<std::vector<uint32_t>>(summary, "order");
+    r.action = field<std::string>(summary, kSummaryAction);
+    r.mask = field<std::string>(summary, kSummaryMask);
+    r.mode = field<std::string>(summary, kSummaryMode);
+    r.strategy = field<std::string>(summary, kSummaryStrategy);
+    r.dry_run = field<bool>(summary, kSummaryDryRun);
+    r.batch_id = field<uint64_t>(summary, kSummaryBatchId);
+    r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
+    r.outcome = field<std::string>(summary, kSummaryOutcome);
+    r.order = field<std::vector<uint32_t>>(summary, kSummaryOrder);
     for (const auto& s : results) {
-        r.cpus.push_back(CpuResult{s.get<0>(), s.get<1>(), s.get<2>(), s.get<3>(), s.get<4>()});
+        r.cpus.push_back(to_model<CpuResult>(s));
     }
     return r;
 }
 
-Dict toOptions(const BatchOptions& o) {
+Dict to_options(const BatchOptions& o) {
     Dict d;
     if (o.best_effort) {
-        d["mode"] = sdbus::Variant(std::string("best-effort"));
+        d[cpuhpd::dbus::kOptionMode] = sdbus::Variant(cpuhpd::to_string(cpuhpd::Mode::BestEffort));
     }
     if (o.strategy) {
-        d["strategy"] = sdbus::Variant(*o.strategy);
+        d[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*o.strategy);
     }
     if (o.dry_run) {
-        d["dry_run"] = sdbus::Variant(true);
+        d[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
     }
     return d;
 }
 
 }  // namespace
 
-std::string DaemonClient::describeBus(const std::optional<std::string>& busAddress) {
-    if (busAddress) {
-        return "the bus at " + *busAddress;
+std::string DaemonClient::describe_bus(const std::optional<std::string>& bus_address) {
+    if (bus_address) {
+        return "the bus at " + *bus_address;
     }
     const char* env = std::getenv("DBUS_SYSTEM_BUS_ADDRESS");
     return std::string("the system bus (") + (env && *env ? env : kDefaultSystemBus) + ")";
 }
 
-DaemonClient::DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout)
+DaemonClient::DaemonClient(std::optional<std::string> bus_address,
+                           std::chrono::microseconds timeout)
     : timeout_(timeout) {
     try {
         // The "session" in the name only labels the connection: sd-bus connects to the address
         // given, as a bus client.
-        connection_ = busAddress ? sdbus::createSessionBusConnectionWithAddress(*busAddress)
-                                 : sdbus::createSystemBusConnection();
+        connection_ = bus_address ? sdbus::createSessionBusConnectionWithAddress(*bus_address)
+                                  : sdbus::createSystemBusConnection();
     } catch (const sdbus::Error& e) {
         // sdbus-c++ reports "Failed to open bus (...)" under its own error name; the D-Bus name
         // for "could not connect" is NoServer.
-        throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.NoServer", e.getMessage()});
+        throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorNoServer, e.getMessage()});
     }
-    proxy_ = sdbus::createProxy(*connection_, cpuhpd::dbus::kBusName, cpuhpd::dbus::kObjectPath);
+    // The generated calls take no timeout of their own: this one bounds every call.
+    connection_->setMethodCallTimeout(timeout_);
+    proxy_ = std::make_unique<ManagerProxy>(*connection_);
 }
 
 DaemonClient::~DaemonClient() = default;
 
-BatchReply DaemonClient::batch(const std::string& method, const std::string& argument,
+BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
                                const BatchOptions& options, const ProgressFn& progress) {
     try {
         if (progress) {
-            proxy_->uponSignal("BatchProgress")
-                .onInterface(cpuhpd::dbus::kInterface)
-                .call([&progress](uint64_t /*batch_id*/, uint32_t done, uint32_t total) {
-                    progress(done, total);
-                });
-            proxy_->finishRegistration();
+            proxy_->follow_progress(progress);
         }
 
         // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
         // timeout error reply) arrives, so that signals are dispatched while we wait.
-        bool replied = false;
-        std::optional<ErrorInfo> error;
-        BatchReply reply;
-        auto pending = proxy_->callMethodAsync(method)
-                           .onInterface(cpuhpd::dbus::kInterface)
-                           .withTimeout(timeout_)
-                           .withArguments(argument, toOptions(options))
-                           .uponReplyInvoke([&](const sdbus::Error* e, const Results& results,
-                                                const Dict& summary) {
-                               replied = true;
-                               if (e != nullptr) {
-                                   error = ErrorInfo{e->getName(), e->getMessage()};
-                               } else {
-                                   reply = toBatchReply(results, summary);
-                               }
-                           });
+        proxy_->reply.reset();
+        switch (method) {
+            case BatchMethod::Offline:
+                proxy_->Offline(argument, to_options(options));
+                break;
+            case BatchMethod::Online:
+                proxy_->Online(argument, to_options(options));
+                break;
+            case BatchMethod::SetSmt:
+                proxy_->SetSmt(argument, to_options(options));
+                break;
+        }
         // Our own deadline, not only sd-bus's: the loop ends when --timeout has passed
         // whatever the bus says about its next timer.
         const auto deadline = std::chrono::steady_clock::now() + timeout_;
-        while (!replied) {
+        while (!proxy_->reply) {
             if (connection_->processPendingRequest()) {
                 continue;  // more may be queued
             }
             const auto now = std::chrono::steady_clock::now();
             if (now >= deadline) {
-                throw DaemonError(ErrorInfo{kTimeoutError, noReplyText(timeout_)});
+                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, no_reply_text(timeout_)});
             }
             auto pd = connection_->getEventLoopPollData();
             pollfd pfd{pd.fd, pd.events, 0};
-            if (::poll(&pfd, 1, pollTimeoutMs(pd.timeout_usec, deadline - now)) < 0 &&
+            if (::poll(&pfd, 1, poll_timeout_ms(pd.timeout_usec, deadline - now)) < 0 &&
                 errno != EINTR) {
-                throw DaemonError(ErrorInfo{"org.freedesktop.DBus.Error.Failed",
+                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
                                             std::string("poll: ") + std::strerror(errno)});
             }
         }
-        if (error) {
-            throw DaemonError(*error);
+        const ManagerProxy::Reply& reply = *proxy_->reply;
+        if (reply.error) {
+            throw DaemonError(*reply.error);
         }
-        return reply;
+        return to_batch_reply(reply.results, reply.summary);
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }
@@ -181,21 +261,20 @@ BatchReply DaemonClient::batch(const std::string& method, const std::string& arg
 
 Status DaemonClient::status() {
     try {
-        Dict props;
-        proxy_->callMethod("GetAll")
-            .onInterface("org.freedesktop.DBus.Properties")
-            .withTimeout(timeout_)
-            .withArguments(std::string(cpuhpd::dbus::kInterface))
-            .storeResultsTo(props);
+        // All properties from one moment (one GetAll), each read with the type of its
+        // generated getter: a property the XML drops or retypes breaks the build here.
+        const Dict props = proxy_->GetAll(org::cpuhpd1::Manager_proxy::INTERFACE_NAME);
+        using namespace cpuhpd::dbus;
+        ManagerProxy& p = *proxy_;
         Status s;
-        s.online = field<std::string>(props, "Online");
-        s.offline = field<std::string>(props, "Offline");
-        s.possible = field<std::string>(props, "Possible");
-        s.present = field<std::string>(props, "Present");
-        s.protected_cpus = field<std::string>(props, "Protected");
-        s.smt_control = field<std::string>(props, "SmtControl");
-        s.capabilities = field<std::vector<std::string>>(props, "Capabilities");
-        s.busy = field<bool>(props, "Busy");
+        s.online = field<decltype(p.Online())>(props, kPropertyOnline);
+        s.offline = field<decltype(p.Offline())>(props, kPropertyOffline);
+        s.possible = field<decltype(p.Possible())>(props, kPropertyPossible);
+        s.present = field<decltype(p.Present())>(props, kPropertyPresent);
+        s.protected_cpus = field<decltype(p.Protected())>(props, kPropertyProtected);
+        s.smt_control = field<decltype(p.SmtControl())>(props, kPropertySmtControl);
+        s.capabilities = field<decltype(p.Capabilities())>(props, kPropertyCapabilities);
+        s.busy = field<decltype(p.Busy())>(props, kPropertyBusy);
         return s;
     } catch (const sdbus::Error& e) {
         rethrow(e);
@@ -204,15 +283,9 @@ Status DaemonClient::status() {
 
 std::vector<TopologyCpu> DaemonClient::topology() {
     try {
-        std::vector<TopologyStruct> raw;
-        proxy_->callMethod("GetTopology")
-            .onInterface(cpuhpd::dbus::kInterface)
-            .withTimeout(timeout_)
-            .storeResultsTo(raw);
         std::vector<TopologyCpu> cpus;
-        for (const auto& t : raw) {
-            cpus.push_back(TopologyCpu{t.get<0>(), t.get<1>(), t.get<2>(), t.get<3>(), t.get<4>(),
-                                       t.get<5>(), t.get<6>(), t.get<7>()});
+        for (const auto& entry : proxy_->GetTopology()) {
+            cpus.push_back(to_model<TopologyCpu>(entry));
         }
         return cpus;
     } catch (const sdbus::Error& e) {

@@ -1,4 +1,5 @@
-// The D-Bus side of cpuctl: calls org.cpuhpd1.Manager and turns the replies into plain structs.
+// The D-Bus side of cpuctl: calls org.cpuhpd1.Manager through the proxy generated from
+// dbus/org.cpuhpd1.Manager.xml and turns the replies into the plain structs of model.h.
 // Every failure (connection, bus, daemon) is thrown as DaemonError.
 #pragma once
 
@@ -14,7 +15,6 @@
 
 namespace sdbus {
 class IConnection;
-class IProxy;
 }  // namespace sdbus
 
 namespace cpuctl {
@@ -29,6 +29,13 @@ private:
     ErrorInfo info_;
 };
 
+// The methods that change CPU state.
+enum class BatchMethod {
+    Offline,  // argument: the mask
+    Online,   // argument: the mask
+    SetSmt,   // argument: on or off
+};
+
 // Options of Offline, Online and SetSmt; unset ones are left out so the daemon's defaults apply.
 struct BatchOptions {
     bool best_effort = false;
@@ -39,28 +46,29 @@ struct BatchOptions {
 // Called with (done, total) on every BatchProgress signal while a batch call waits.
 using ProgressFn = std::function<void(std::uint32_t done, std::uint32_t total)>;
 
+class ManagerProxy;  // the generated proxy's implementation, in daemon_client.cpp
+
 class DaemonClient {
 public:
-    // Connects to `busAddress` when given, else to the system bus (sd-bus honours
+    // Connects to `bus_address` when given, else to the system bus (sd-bus honours
     // DBUS_SYSTEM_BUS_ADDRESS). `timeout` bounds every method call.
-    DaemonClient(std::optional<std::string> busAddress, std::chrono::microseconds timeout);
+    DaemonClient(std::optional<std::string> bus_address, std::chrono::microseconds timeout);
     ~DaemonClient();
     DaemonClient(const DaemonClient&) = delete;
     DaemonClient& operator=(const DaemonClient&) = delete;
 
     // Which bus this client talks to, for messages: "the system bus (unix:path=...)".
-    static std::string describeBus(const std::optional<std::string>& busAddress);
+    static std::string describe_bus(const std::optional<std::string>& bus_address);
 
-    // method is "Offline" or "Online" (argument: the mask) or "SetSmt" (argument: on|off).
     // With a progress callback the BatchProgress signals are dispatched while waiting.
-    BatchReply batch(const std::string& method, const std::string& argument,
-                     const BatchOptions& options, const ProgressFn& progress);
+    BatchReply batch(BatchMethod method, const std::string& argument, const BatchOptions& options,
+                     const ProgressFn& progress);
     Status status();
     std::vector<TopologyCpu> topology();
 
 private:
     std::unique_ptr<sdbus::IConnection> connection_;
-    std::unique_ptr<sdbus::IProxy> proxy_;
+    std::unique_ptr<ManagerProxy> proxy_;
     std::chrono::microseconds timeout_;
 };
 

@@ -1,33 +1,32 @@
 #include "exit_codes.h"
 
-#include <array>
+#include "model.h"
+#include "names.h"
 
 namespace cpuctl {
 
-int exitCodeForOutcome(std::string_view outcome) {
-    if (outcome == "ok") {
+int exit_code_for_outcome(std::string_view outcome) {
+    if (outcome == cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Ok)) {
         return kExitOk;
     }
-    if (outcome == "partial") {
+    if (outcome == cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Partial)) {
         return kExitPartial;
     }
     return kExitFailed;
 }
 
-int exitCodeForError(std::string_view errorName) {
-    static constexpr std::array<std::string_view, 7> kInputErrors = {
-        "org.cpuhpd1.Error.InvalidMask",
-        "org.cpuhpd1.Error.ProtectedCpu",
-        "org.cpuhpd1.Error.NotHotpluggable",
-        "org.cpuhpd1.Error.TooFewOnline",
-        "org.cpuhpd1.Error.NotSupported",
-        "org.freedesktop.DBus.Error.InvalidArgs",
-        "cpuctl.Error.Usage",
-    };
-    for (auto name : kInputErrors) {
-        if (errorName == name) {
+int exit_code_for_error(std::string_view name) {
+    using cpuhpd::RefusalKind;
+    // The refusals of the input; Busy and KernelError are no fault of it.
+    for (auto kind :
+         {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
+          RefusalKind::TooFewOnline, RefusalKind::NotSupported}) {
+        if (name == cpuhpd::dbus::error_name(kind)) {
             return kExitUsage;
         }
+    }
+    if (name == cpuhpd::dbus::kErrorInvalidArgs || name == kUsageError) {
+        return kExitUsage;
     }
     return kExitFailed;
 }

@@ -11,10 +11,10 @@ inline constexpr int kExitUsage = 2;     // usage error or input the daemon refu
 inline constexpr int kExitPartial = 64;  // best-effort with some failures
 
 // From the summary's "outcome": ok -> 0, partial -> 64, failed (or anything else) -> 1.
-int exitCodeForOutcome(std::string_view outcome);
+int exit_code_for_outcome(std::string_view outcome);
 
 // From a D-Bus error name: the daemon's refusals of the input (InvalidMask, ProtectedCpu,
 // NotHotpluggable, TooFewOnline, NotSupported, and InvalidArgs) -> 2, anything else -> 1.
-int exitCodeForError(std::string_view errorName);
+int exit_code_for_error(std::string_view name);
 
 }  // namespace cpuctl

@@ -10,6 +10,7 @@
 
 #include "daemon_client.h"
 #include "exit_codes.h"
+#include "names.h"
 #include "progress.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -55,19 +56,19 @@ struct Args {
     bool dry_run = false;
 };
 
-void addBatchOptions(CLI::App* sub, Args& a, bool withDryRun) {
+void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run) {
     sub->add_flag("--best-effort", a.best_effort,
                   "go on after a failure and report each CPU (default: the daemon's mode, "
                   "atomic unless configured: undo everything on any failure)");
     sub->add_option("--strategy", a.strategy, "force a strategy (default auto: the best one)")
-        ->check(CLI::IsMember({"auto", "bulk", "smt", "per-cpu"}));
-    if (withDryRun) {
+        ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kStrategyNames)));
+    if (with_dry_run) {
         sub->add_flag("--dry-run", a.dry_run,
                       "print the plan (strategy and order), change nothing");
     }
 }
 
-std::string joinMasks(const std::vector<std::string>& masks) {
+std::string join_masks(const std::vector<std::string>& masks) {
     std::string s;
     for (const auto& m : masks) {
         s += (s.empty() ? "" : " ") + m;
@@ -75,15 +76,15 @@ std::string joinMasks(const std::vector<std::string>& masks) {
     return s;
 }
 
-int reportError(const cpuctl::ErrorInfo& e, const std::string& bus, bool json) {
+int report_error(const cpuctl::ErrorInfo& e, const std::string& bus, bool json) {
     if (json) {
-        std::cout << cpuctl::errorJson(e) << std::endl;
+        std::cout << cpuctl::error_json(e) << std::endl;
     }
-    std::cerr << "cpuctl: " << cpuctl::describeError(e, bus) << std::endl;
-    return cpuctl::exitCodeForError(e.name);
+    std::cerr << "cpuctl: " << cpuctl::describe_error(e, bus) << std::endl;
+    return cpuctl::exit_code_for_error(e.name);
 }
 
-bool argvHasJson(int argc, char** argv) {
+bool argv_has_json(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::string(argv[i]) == "--json") {
             return true;
@@ -114,23 +115,23 @@ int main(int argc, char** argv) {
                    "D-Bus address of the bus cpuhpd is on (default: $DBUS_SYSTEM_BUS_ADDRESS, "
                    "else the system bus)");
 
-    const std::string batchFooter = std::string("\n") + kMaskHelp + "\n" + kBatchExamples;
+    const std::string batch_footer = std::string("\n") + kMaskHelp + "\n" + kBatchExamples;
     auto* off = app.add_subcommand("offline", "take the CPUs of MASK offline");
     off->add_option("MASK", a.masks, "CPUs to take offline (see below)")->required();
-    addBatchOptions(off, a, true);
-    off->footer(batchFooter);
+    add_batch_options(off, a, true);
+    off->footer(batch_footer);
 
     auto* on = app.add_subcommand("online", "bring the CPUs of MASK online");
     on->add_option("MASK", a.masks, "CPUs to bring online (see below)")->required();
-    addBatchOptions(on, a, true);
-    on->footer(batchFooter);
+    add_batch_options(on, a, true);
+    on->footer(batch_footer);
 
     auto* plan = app.add_subcommand("plan", "show what offline/online MASK would do (a dry run)");
     plan->add_option("ACTION", a.plan_action, "offline or online")
         ->required()
-        ->check(CLI::IsMember({"offline", "online"}));
+        ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kActionNames)));
     plan->add_option("MASK", a.masks, "CPUs (see below)")->required();
-    addBatchOptions(plan, a, false);
+    add_batch_options(plan, a, false);
     plan->footer(std::string("\n") + kMaskHelp +
                  "\n\nExamples:\n  cpuctl plan offline package:1\n  cpuctl plan online all "
                  "--strategy per-cpu");
@@ -147,8 +148,9 @@ int main(int argc, char** argv) {
         app.add_subcommand("smt", "take every secondary SMT thread offline, or back online");
     smt->add_option("STATE", a.smt_state, "on or off")
         ->required()
-        ->check(CLI::IsMember({"on", "off"}));
-    addBatchOptions(smt, a, true);
+        ->check(
+            CLI::IsMember(std::vector<std::string>{cpuhpd::dbus::kSmtOn, cpuhpd::dbus::kSmtOff}));
+    add_batch_options(smt, a, true);
     smt->footer("\nExamples:\n  cpuctl smt off\n  cpuctl smt on --strategy per-cpu");
 
     try {
@@ -160,8 +162,8 @@ int main(int argc, char** argv) {
             const auto rest = app.remaining();
             const std::string message =
                 rest.empty() ? "a command is required" : "unknown command '" + rest.front() + "'";
-            if (argvHasJson(argc, argv)) {
-                std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", message}) << std::endl;
+            if (argv_has_json(argc, argv)) {
+                std::cout << cpuctl::error_json({cpuctl::kUsageError, message}) << std::endl;
             }
             std::cerr << "cpuctl: " << message << "\n";
             if (rest.empty()) {
@@ -175,53 +177,54 @@ int main(int argc, char** argv) {
         if (rc == 0) {
             return cpuctl::kExitOk;
         }
-        if (argvHasJson(argc, argv)) {
-            std::cout << cpuctl::errorJson({"cpuctl.Error.Usage", e.what()}) << std::endl;
+        if (argv_has_json(argc, argv)) {
+            std::cout << cpuctl::error_json({cpuctl::kUsageError, e.what()}) << std::endl;
         }
         return cpuctl::kExitUsage;
     }
 
-    std::optional<std::string> busAddress;
+    std::optional<std::string> bus_address;
     if (!a.bus_address.empty()) {
-        busAddress = a.bus_address;
+        bus_address = a.bus_address;
     }
-    const std::string bus = cpuctl::DaemonClient::describeBus(busAddress);
+    const std::string bus = cpuctl::DaemonClient::describe_bus(bus_address);
     auto timeout = std::chrono::microseconds(static_cast<std::int64_t>(a.timeout_s * 1e6));
 
     try {
-        cpuctl::DaemonClient client(busAddress, timeout);
+        cpuctl::DaemonClient client(bus_address, timeout);
 
         if (status->parsed()) {
             auto s = client.status();
             if (a.json) {
-                std::cout << cpuctl::statusJson(s) << std::endl;
+                std::cout << cpuctl::status_json(s) << std::endl;
             } else {
-                cpuctl::renderStatusTable(std::cout, s);
+                cpuctl::render_status_table(std::cout, s);
             }
             return cpuctl::kExitOk;
         }
         if (topo->parsed()) {
             auto cpus = client.topology();
             if (a.json) {
-                std::cout << cpuctl::topologyJson(cpus) << std::endl;
+                std::cout << cpuctl::topology_json(cpus) << std::endl;
             } else {
-                cpuctl::renderTopologyTable(std::cout, cpus);
+                cpuctl::render_topology_table(std::cout, cpus);
             }
             return cpuctl::kExitOk;
         }
 
-        std::string method;
+        auto method = cpuctl::BatchMethod::Offline;
         std::string argument;
         std::string label;
         if (smt->parsed()) {
-            method = "SetSmt";
+            method = cpuctl::BatchMethod::SetSmt;
             argument = a.smt_state;
             label = "smt " + a.smt_state;
         } else {
             const std::string action =
                 plan->parsed() ? a.plan_action : (off->parsed() ? "offline" : "online");
-            method = action == "offline" ? "Offline" : "Online";
-            argument = joinMasks(a.masks);
+            method =
+                action == "offline" ? cpuctl::BatchMethod::Offline : cpuctl::BatchMethod::Online;
+            argument = join_masks(a.masks);
             label = action;
             if (plan->parsed()) {
                 a.dry_run = true;
@@ -235,27 +238,27 @@ int main(int argc, char** argv) {
         options.dry_run = a.dry_run;
 
         cpuctl::ProgressLine progress(
-            label, !a.json && !a.dry_run && cpuctl::ProgressLine::stderrIsTerminal());
-        cpuctl::ProgressFn onProgress;
+            label, !a.json && !a.dry_run && cpuctl::ProgressLine::stderr_is_terminal());
+        cpuctl::ProgressFn on_progress;
         if (progress.enabled()) {
-            onProgress = [&progress](std::uint32_t done, std::uint32_t total) {
+            on_progress = [&progress](std::uint32_t done, std::uint32_t total) {
                 progress.update(done, total);
             };
         }
-        auto reply = client.batch(method, argument, options, onProgress);
+        auto reply = client.batch(method, argument, options, on_progress);
         progress.clear();
 
         if (a.json) {
-            std::cout << cpuctl::batchJson(reply) << std::endl;
+            std::cout << cpuctl::batch_json(reply) << std::endl;
         } else {
-            cpuctl::renderBatchTable(std::cout, reply);
+            cpuctl::render_batch_table(std::cout, reply);
             std::cout.flush();
-            cpuctl::renderBatchFailures(std::cerr, reply);
+            cpuctl::render_batch_failures(std::cerr, reply);
         }
-        return cpuctl::exitCodeForOutcome(reply.outcome);
+        return cpuctl::exit_code_for_outcome(reply.outcome);
     } catch (const cpuctl::DaemonError& e) {
-        return reportError(e.info(), bus, a.json);
+        return report_error(e.info(), bus, a.json);
     } catch (const std::exception& e) {
-        return reportError({"org.freedesktop.DBus.Error.Failed", e.what()}, bus, a.json);
+        return report_error({cpuhpd::dbus::kErrorFailed, e.what()}, bus, a.json);
     }
 }

@@ -1,5 +1,8 @@
 // Plain data that cpuctl gets from the daemon: no D-Bus types, so that rendering and exit-code
-// logic can be tested without a bus.
+// logic can be tested without a bus. daemon_client.cpp fills CpuResult and TopologyCpu from the
+// generated proxy's structs field by field (to_model): a field the XML adds, drops or retypes
+// breaks the build there. The names of the summary's keys and of the enum-like values are in
+// dbus/names.h and daemon/engine/enums.h.
 #pragma once
 
 #include <cstdint>
@@ -60,5 +63,8 @@ struct ErrorInfo {
     std::string name;     // e.g. org.cpuhpd1.Error.InvalidMask
     std::string message;  // the daemon's message, or a local explanation
 };
+
+// The name of ErrorInfo for a usage error cpuctl finds itself.
+inline constexpr const char* kUsageError = "cpuctl.Error.Usage";
 
 }  // namespace cpuctl

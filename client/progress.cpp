@@ -13,7 +13,7 @@ ProgressLine::~ProgressLine() {
     clear();
 }
 
-bool ProgressLine::stderrIsTerminal() {
+bool ProgressLine::stderr_is_terminal() {
     return ::isatty(STDERR_FILENO) == 1;
 }
 

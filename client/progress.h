@@ -19,7 +19,7 @@ public:
     void clear();
 
     // True when stderr is a terminal.
-    static bool stderrIsTerminal();
+    static bool stderr_is_terminal();
 
 private:
     std::string label_;

@@ -14,7 +14,7 @@ std::string dump(const Json& j) {
 
 }  // namespace
 
-std::string batchJson(const BatchReply& r) {
+std::string batch_json(const BatchReply& r) {
     Json cpus = Json::array();
     for (const auto& c : r.cpus) {
         cpus.push_back(
@@ -27,7 +27,7 @@ std::string batchJson(const BatchReply& r) {
     return dump(j);
 }
 
-std::string statusJson(const Status& s) {
+std::string status_json(const Status& s) {
     Json j = {{"online", s.online},
               {"offline", s.offline},
               {"possible", s.possible},
@@ -39,7 +39,7 @@ std::string statusJson(const Status& s) {
     return dump(j);
 }
 
-std::string topologyJson(const std::vector<TopologyCpu>& cpus) {
+std::string topology_json(const std::vector<TopologyCpu>& cpus) {
     Json arr = Json::array();
     for (const auto& c : cpus) {
         arr.push_back({{"cpu", c.cpu},
@@ -54,7 +54,7 @@ std::string topologyJson(const std::vector<TopologyCpu>& cpus) {
     return dump(Json{{"cpus", std::move(arr)}});
 }
 
-std::string errorJson(const ErrorInfo& e) {
+std::string error_json(const ErrorInfo& e) {
     return dump(Json{{"error", e.name}, {"message", e.message}});
 }
 

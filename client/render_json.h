@@ -8,10 +8,10 @@
 
 namespace cpuctl {
 
-std::string batchJson(const BatchReply& reply);
-std::string statusJson(const Status& status);
-std::string topologyJson(const std::vector<TopologyCpu>& cpus);
+std::string batch_json(const BatchReply& reply);
+std::string status_json(const Status& status);
+std::string topology_json(const std::vector<TopologyCpu>& cpus);
 // {"error":"org.cpuhpd1.Error.InvalidMask","message":"..."}
-std::string errorJson(const ErrorInfo& error);
+std::string error_json(const ErrorInfo& error);
 
 }  // namespace cpuctl

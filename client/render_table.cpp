@@ -4,15 +4,17 @@
 #include <cstdio>
 #include <string_view>
 
+#include "names.h"
+
 namespace cpuctl {
 namespace {
 
-std::string orDash(const std::string& s) {
+std::string or_dash(const std::string& s) {
     return s.empty() ? "-" : s;
 }
 
 // Control characters (a newline in a kernel message) would break the table's lines.
-std::string oneLine(std::string s) {
+std::string one_line(std::string s) {
     for (auto& c : s) {
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
             c = ' ';
@@ -21,11 +23,11 @@ std::string oneLine(std::string s) {
     return s;
 }
 
-std::string intOrDash(std::int32_t v) {
+std::string int_or_dash(std::int32_t v) {
     return v < 0 ? "-" : std::to_string(v);
 }
 
-const char* yesNo(bool b) {
+const char* yes_no(bool b) {
     return b ? "yes" : "no";
 }
 
@@ -37,7 +39,7 @@ std::string seconds(std::uint64_t us) {
 }
 
 // Left-aligned columns, two spaces apart; the last column is not padded.
-void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> widths;
     for (const auto& row : rows) {
         widths.resize(std::max(widths.size(), row.size()), 0);
@@ -60,7 +62,11 @@ void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& r
     }
 }
 
-std::size_t countResult(const BatchReply& reply, std::string_view result) {
+std::string_view name_of(cpuhpd::CpuOutcome outcome) {
+    return cpuhpd::name_of(cpuhpd::kCpuOutcomeNames, outcome);
+}
+
+std::size_t count_result(const BatchReply& reply, std::string_view result) {
     return static_cast<std::size_t>(
         std::count_if(reply.cpus.begin(), reply.cpus.end(),
                       [&](const CpuResult& c) { return c.result == result; }));
@@ -68,7 +74,7 @@ std::size_t countResult(const BatchReply& reply, std::string_view result) {
 
 }  // namespace
 
-std::string joinCpus(const std::vector<std::uint32_t>& cpus) {
+std::string join_cpus(const std::vector<std::uint32_t>& cpus) {
     std::string s;
     for (auto cpu : cpus) {
         if (!s.empty()) {
@@ -79,18 +85,22 @@ std::string joinCpus(const std::vector<std::uint32_t>& cpus) {
     return s;
 }
 
-std::string batchSummaryLine(const BatchReply& reply) {
+std::string batch_summary_line(const BatchReply& reply) {
     std::string line = reply.action + " " + (reply.mask.empty() ? "(none)" : reply.mask) + ": ";
     if (reply.dry_run) {
         line += "dry run, " + std::to_string(reply.order.size()) + " to change with strategy " +
-                orDash(reply.strategy) + ", order " +
-                (reply.order.empty() ? "-" : joinCpus(reply.order));
+                or_dash(reply.strategy) + ", order " +
+                (reply.order.empty() ? "-" : join_cpus(reply.order));
         return line;
     }
     std::vector<std::string> parts;
-    parts.push_back(std::to_string(countResult(reply, "changed")) + " changed");
-    for (std::string_view r : {"unchanged", "failed", "rolled-back", "refused"}) {
-        if (auto n = countResult(reply, r); n > 0) {
+    const auto changed = name_of(cpuhpd::CpuOutcome::Changed);
+    parts.push_back(std::to_string(count_result(reply, changed)) + " " + std::string(changed));
+    for (const auto& [outcome, r] : cpuhpd::kCpuOutcomeNames) {
+        if (outcome == cpuhpd::CpuOutcome::Changed) {
+            continue;
+        }
+        if (auto n = count_result(reply, r); n > 0) {
             std::string name(r);
             std::replace(name.begin(), name.end(), '-', ' ');
             parts.push_back(std::to_string(n) + " " + name);
@@ -99,33 +109,35 @@ std::string batchSummaryLine(const BatchReply& reply) {
     for (std::size_t i = 0; i < parts.size(); ++i) {
         line += (i == 0 ? "" : ", ") + parts[i];
     }
-    line += " in " + seconds(reply.duration_us) + " (strategy " + orDash(reply.strategy) +
+    line += " in " + seconds(reply.duration_us) + " (strategy " + or_dash(reply.strategy) +
             ", batch " + std::to_string(reply.batch_id);
-    if (reply.outcome != "ok") {
-        line += ", outcome " + orDash(reply.outcome);
+    if (reply.outcome != cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Ok)) {
+        line += ", outcome " + or_dash(reply.outcome);
     }
     line += ")";
     return line;
 }
 
-void renderBatchTable(std::ostream& out, const BatchReply& reply) {
+void render_batch_table(std::ostream& out, const BatchReply& reply) {
     if (reply.dry_run) {
-        out << "strategy: " << orDash(reply.strategy) << '\n';
-        out << "order:    " << (reply.order.empty() ? "-" : joinCpus(reply.order)) << '\n';
+        out << "strategy: " << or_dash(reply.strategy) << '\n';
+        out << "order:    " << (reply.order.empty() ? "-" : join_cpus(reply.order)) << '\n';
     }
     if (!reply.cpus.empty()) {
         std::vector<std::vector<std::string>> rows{{"CPU", "RESULT", "ERROR", "MESSAGE"}};
         for (const auto& c : reply.cpus) {
-            rows.push_back({std::to_string(c.cpu), c.result, orDash(c.error), oneLine(c.message)});
+            rows.push_back(
+                {std::to_string(c.cpu), c.result, or_dash(c.error), one_line(c.message)});
         }
-        printRows(out, rows);
+        print_rows(out, rows);
     }
-    out << batchSummaryLine(reply) << '\n';
+    out << batch_summary_line(reply) << '\n';
 }
 
-void renderBatchFailures(std::ostream& err, const BatchReply& reply) {
+void render_batch_failures(std::ostream& err, const BatchReply& reply) {
     for (const auto& c : reply.cpus) {
-        if (c.result == "changed" || c.result == "unchanged") {
+        if (c.result == name_of(cpuhpd::CpuOutcome::Changed) ||
+            c.result == name_of(cpuhpd::CpuOutcome::Unchanged)) {
             continue;
         }
         err << "cpuctl: CPU " << c.cpu << ": " << reply.action << " " << c.result;
@@ -134,59 +146,59 @@ void renderBatchFailures(std::ostream& err, const BatchReply& reply) {
             if (!c.error.empty()) {
                 err << c.error;
                 if (!c.message.empty()) {
-                    err << " (" << oneLine(c.message) << ")";
+                    err << " (" << one_line(c.message) << ")";
                 }
             } else {
-                err << oneLine(c.message);
+                err << one_line(c.message);
             }
         }
         err << '\n';
     }
 }
 
-void renderStatusTable(std::ostream& out, const Status& s) {
+void render_status_table(std::ostream& out, const Status& s) {
     std::string caps;
     for (const auto& c : s.capabilities) {
         caps += (caps.empty() ? "" : " ") + c;
     }
-    printRows(out, {{"online:", s.online},
-                    {"offline:", s.offline},
-                    {"possible:", s.possible},
-                    {"present:", s.present},
-                    {"protected:", s.protected_cpus},
-                    {"smt control:", orDash(s.smt_control)},
-                    {"capabilities:", caps},
-                    {"busy:", yesNo(s.busy)}});
+    print_rows(out, {{"online:", s.online},
+                     {"offline:", s.offline},
+                     {"possible:", s.possible},
+                     {"present:", s.present},
+                     {"protected:", s.protected_cpus},
+                     {"smt control:", or_dash(s.smt_control)},
+                     {"capabilities:", caps},
+                     {"busy:", yes_no(s.busy)}});
 }
 
-void renderTopologyTable(std::ostream& out, const std::vector<TopologyCpu>& cpus) {
+void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus) {
     std::vector<std::vector<std::string>> rows{
         {"CPU", "NODE", "PACKAGE", "DIE", "CORE", "SIBLINGS", "ONLINE", "HOTPLUG"}};
     for (const auto& c : cpus) {
-        rows.push_back({std::to_string(c.cpu), intOrDash(c.node), intOrDash(c.package),
-                        intOrDash(c.die), intOrDash(c.core), orDash(c.siblings), yesNo(c.online),
-                        yesNo(c.hotpluggable)});
+        rows.push_back({std::to_string(c.cpu), int_or_dash(c.node), int_or_dash(c.package),
+                        int_or_dash(c.die), int_or_dash(c.core), or_dash(c.siblings),
+                        yes_no(c.online), yes_no(c.hotpluggable)});
     }
-    printRows(out, rows);
+    print_rows(out, rows);
 }
 
-std::string describeError(const ErrorInfo& e, const std::string& bus) {
+std::string describe_error(const ErrorInfo& e, const std::string& bus) {
     const std::string& n = e.name;
-    if (n == "org.freedesktop.DBus.Error.ServiceUnknown" ||
-        n == "org.freedesktop.DBus.Error.NameHasNoOwner") {
-        return "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")";
+    using namespace cpuhpd::dbus;
+    if (n == kErrorServiceUnknown || n == kErrorNameHasNoOwner) {
+        return std::string("cpuhpd is not running (no owner of ") + kBusName + " on " + bus + ")";
     }
-    if (n == "org.freedesktop.DBus.Error.AccessDenied") {
+    if (n == kErrorAccessDenied) {
         return "permission denied: " + e.message + " (run as root)";
     }
-    if (n == "org.freedesktop.DBus.Error.NoServer") {
+    if (n == kErrorNoServer) {
         return "cannot connect to " + bus + ": " + e.message;
     }
-    if (n == "org.freedesktop.DBus.Error.NoReply" || n == "org.freedesktop.DBus.Error.Timeout") {
+    if (n == kErrorNoReply || n == kErrorTimeout) {
         return n + ": " + e.message +
                " (the batch may still be running: see `cpuctl status`; raise --timeout)";
     }
-    if (n == "cpuctl.Error.Usage") {
+    if (n == kUsageError) {
         return e.message;
     }
     return n + ": " + e.message;

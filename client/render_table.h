@@ -10,27 +10,27 @@ namespace cpuctl {
 
 // The per-CPU table (CPU RESULT ERROR MESSAGE), for a dry run the strategy and order, then the
 // summary line, e.g. "offline 4,6,7: 3 changed in 1.234 s (strategy per-cpu, batch 7)".
-void renderBatchTable(std::ostream& out, const BatchReply& reply);
+void render_batch_table(std::ostream& out, const BatchReply& reply);
 
 // One line per CPU that did not end in the requested state, naming the CPU and the reason,
 // like chcpu: "cpuctl: CPU 5: offline failed: EBUSY (Device or resource busy)". Nothing when all
 // went well.
-void renderBatchFailures(std::ostream& err, const BatchReply& reply);
+void render_batch_failures(std::ostream& err, const BatchReply& reply);
 
 // The summary line alone (no trailing newline).
-std::string batchSummaryLine(const BatchReply& reply);
+std::string batch_summary_line(const BatchReply& reply);
 
 // "online: 0-15" ... "busy: no".
-void renderStatusTable(std::ostream& out, const Status& status);
+void render_status_table(std::ostream& out, const Status& status);
 
 // Like `lscpu -e`: CPU NODE PACKAGE DIE CORE SIBLINGS ONLINE HOTPLUG.
-void renderTopologyTable(std::ostream& out, const std::vector<TopologyCpu>& cpus);
+void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus);
 
 // The message for an error, without the "cpuctl: " prefix. `bus` names the bus the client
 // talked to, e.g. "the system bus (unix:path=/run/dbus/system_bus_socket)".
-std::string describeError(const ErrorInfo& error, const std::string& bus);
+std::string describe_error(const ErrorInfo& error, const std::string& bus);
 
 // "4,6,7" from {4,6,7}, in the given order (not sorted: an order is an order).
-std::string joinCpus(const std::vector<std::uint32_t>& cpus);
+std::string join_cpus(const std::vector<std::uint32_t>& cpus);
 
 }  // namespace cpuctl

@@ -1,12 +1,68 @@
-// D-Bus names shared by the daemon and cpuctl.
+// The names of the org.cpuhpd1 D-Bus contract that the interface XML cannot carry into
+// generated code: bus name and path, error names, the keys of the options and summary
+// dictionaries, SetSmt's states, property names. Shared by the daemon, the engine, cpuctl and
+// the tests; header-only and free of sdbus-c++. Method, signal and property signatures come
+// from the generated glue (dbus/CMakeLists.txt); the values of enum-like strings come from
+// the engine's name tables (enums.h). The XML documents each of them.
 #pragma once
+
+#include <string>
+
+#include "enums.h"
 
 namespace cpuhpd::dbus {
 
 inline constexpr const char* kBusName = "org.cpuhpd1";
 inline constexpr const char* kObjectPath = "/org/cpuhpd1";
 inline constexpr const char* kInterface = "org.cpuhpd1.Manager";
-inline constexpr const char* kErrorPrefix =
-    "org.cpuhpd1.Error.";  // + InvalidMask, ProtectedCpu, ...
+
+// The service's own errors: kErrorPrefix + a name of kRefusalNames (InvalidMask, ...).
+inline constexpr const char* kErrorPrefix = "org.cpuhpd1.Error.";
+inline std::string error_name(RefusalKind kind) {
+    return kErrorPrefix + std::string(name_of(kRefusalNames, kind));
+}
+
+// Standard errors the service sends, or that cpuctl explains.
+inline constexpr const char* kErrorInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
+inline constexpr const char* kErrorAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+inline constexpr const char* kErrorFailed = "org.freedesktop.DBus.Error.Failed";
+inline constexpr const char* kErrorServiceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown";
+inline constexpr const char* kErrorNameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner";
+inline constexpr const char* kErrorNoServer = "org.freedesktop.DBus.Error.NoServer";
+inline constexpr const char* kErrorNoReply = "org.freedesktop.DBus.Error.NoReply";
+inline constexpr const char* kErrorTimeout = "org.freedesktop.DBus.Error.Timeout";
+
+// Keys of the options dictionary (a{sv}) of Offline, Online and SetSmt. Values: "mode" a name
+// of kModeNames, "strategy" one of kStrategyNames, "dry_run" a boolean.
+inline constexpr const char* kOptionMode = "mode";
+inline constexpr const char* kOptionStrategy = "strategy";
+inline constexpr const char* kOptionDryRun = "dry_run";
+
+// Keys of the summary dictionary (a{sv}) of their replies. "action" is a name of
+// kActionNames, "mode" of kModeNames, "strategy" of kStrategyNames, "outcome" of
+// kOutcomeNames; the result of each CPU is a name of kCpuOutcomeNames.
+inline constexpr const char* kSummaryAction = "action";
+inline constexpr const char* kSummaryMask = "mask";
+inline constexpr const char* kSummaryMode = "mode";
+inline constexpr const char* kSummaryStrategy = "strategy";
+inline constexpr const char* kSummaryDryRun = "dry_run";
+inline constexpr const char* kSummaryBatchId = "batch_id";
+inline constexpr const char* kSummaryDurationUs = "duration_us";
+inline constexpr const char* kSummaryOrder = "order";
+inline constexpr const char* kSummaryOutcome = "outcome";
+
+// The states SetSmt accepts.
+inline constexpr const char* kSmtOn = "on";
+inline constexpr const char* kSmtOff = "off";
+
+// Property names, for GetAll and PropertiesChanged (the generated glue has one getter each).
+inline constexpr const char* kPropertyOnline = "Online";
+inline constexpr const char* kPropertyOffline = "Offline";
+inline constexpr const char* kPropertyPossible = "Possible";
+inline constexpr const char* kPropertyPresent = "Present";
+inline constexpr const char* kPropertyProtected = "Protected";
+inline constexpr const char* kPropertySmtControl = "SmtControl";
+inline constexpr const char* kPropertyCapabilities = "Capabilities";
+inline constexpr const char* kPropertyBusy = "Busy";
 
 }  // namespace cpuhpd::dbus

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "input.h"
+#include "names.h"
 
 namespace cpuhpd {
 
@@ -43,14 +44,15 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
         if (!seen.insert(entry.key).second) {
             throw OptionError("option '" + key + "' is given more than once");
         }
-        if (entry.key == "mode") {
+        if (entry.key == dbus::kOptionMode) {
             parsed.mode = choice(entry, key, kModeNames);
-        } else if (entry.key == "strategy") {
+        } else if (entry.key == dbus::kOptionStrategy) {
             parsed.strategy = choice(entry, key, kStrategyNames);
-        } else if (entry.key == "dry_run") {
+        } else if (entry.key == dbus::kOptionDryRun) {
             parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
         } else {
-            throw OptionError("unknown option '" + key + "' (known: mode, strategy, dry_run)");
+            throw OptionError("unknown option '" + key + "' (known: " + dbus::kOptionMode + ", " +
+                              dbus::kOptionStrategy + ", " + dbus::kOptionDryRun + ")");
         }
     }
     return parsed;

@@ -15,10 +15,6 @@ constexpr std::size_t kMaxErrorMessage = 4096;
 
 }  // namespace
 
-std::string error_name(RefusalKind kind) {
-    return dbus::kErrorPrefix + to_string(kind);
-}
-
 sdbus::Error sendable(const std::string& name, const std::string& message) {
     return sdbus::Error(name, escape_excerpt(message, kMaxErrorMessage));
 }
@@ -31,7 +27,7 @@ sdbus::Error to_dbus_error(const char* what, const std::exception_ptr& thrown) {
     } catch (const Refusal& refusal) {
         return sendable(error_name(refusal.kind()), refusal.what());
     } catch (const MaskError& error) {
-        return sendable(std::string(dbus::kErrorPrefix) + "InvalidMask",
+        return sendable(error_name(RefusalKind::InvalidMask),
                         "invalid mask '" + error.token() + "' at position " +
                             std::to_string(error.position()) + ": " + error.reason());
     } catch (const OptionError& error) {

@@ -7,16 +7,16 @@
 #include <exception>
 #include <string>
 
+#include "names.h"
 #include "request.h"
 
 namespace cpuhpd {
 
-inline constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
-inline constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
-inline constexpr const char* kFailed = "org.freedesktop.DBus.Error.Failed";
-
-// "org.cpuhpd1.Error.<Kind>" for a refusal.
-std::string error_name(RefusalKind kind);
+// The standard error names, from dbus/names.h where cpuctl and the tests read them too.
+inline constexpr const char* kInvalidArgs = dbus::kErrorInvalidArgs;
+inline constexpr const char* kAccessDenied = dbus::kErrorAccessDenied;
+inline constexpr const char* kFailed = dbus::kErrorFailed;
+using dbus::error_name;  // "org.cpuhpd1.Error.<Kind>" for a refusal
 
 // An error that sd-bus can always send: a message of printable ASCII (invalid UTF-8 makes
 // sd-bus refuse the reply and drop it), bounded.

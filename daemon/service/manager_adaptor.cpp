@@ -44,16 +44,17 @@ std::vector<ManagerAdaptor::ResultEntry> to_dbus(const std::vector<CpuResult>& c
 
 ManagerAdaptor::Summary summary_of(const RequestResult& result) {
     ManagerAdaptor::Summary summary;
-    summary["action"] = sdbus::Variant(to_string(result.action));
-    summary["mask"] = sdbus::Variant(result.mask);
-    summary["mode"] = sdbus::Variant(to_string(result.mode));
-    summary["strategy"] = sdbus::Variant(to_string(result.strategy));
-    summary["dry_run"] = sdbus::Variant(result.dry_run);
-    summary["batch_id"] = sdbus::Variant(static_cast<uint64_t>(result.batch_id));
-    summary["duration_us"] = sdbus::Variant(static_cast<uint64_t>(result.duration.count()));
+    summary[dbus::kSummaryAction] = sdbus::Variant(to_string(result.action));
+    summary[dbus::kSummaryMask] = sdbus::Variant(result.mask);
+    summary[dbus::kSummaryMode] = sdbus::Variant(to_string(result.mode));
+    summary[dbus::kSummaryStrategy] = sdbus::Variant(to_string(result.strategy));
+    summary[dbus::kSummaryDryRun] = sdbus::Variant(result.dry_run);
+    summary[dbus::kSummaryBatchId] = sdbus::Variant(static_cast<uint64_t>(result.batch_id));
+    summary[dbus::kSummaryDurationUs] =
+        sdbus::Variant(static_cast<uint64_t>(result.duration.count()));
     std::vector<uint32_t> order(result.order.begin(), result.order.end());
-    summary["order"] = sdbus::Variant(order);
-    summary["outcome"] = sdbus::Variant(to_string(result.outcome));
+    summary[dbus::kSummaryOrder] = sdbus::Variant(order);
+    summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(result.outcome));
     return summary;
 }
 
@@ -206,11 +207,11 @@ void ManagerAdaptor::Online(ChangeResult&& result, std::string mask,
 void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
                             std::map<std::string, sdbus::Variant> options) {
     guarded("SetSmt", [&] {
-        if (state != "off" && state != "on") {
+        if (state != dbus::kSmtOff && state != dbus::kSmtOn) {
             throw sdbus::Error(kInvalidArgs, "invalid SMT state '" + escape_excerpt(state) +
                                                  "': expected on or off");
         }
-        const Action action = state == "off" ? Action::Offline : Action::Online;
+        const Action action = state == dbus::kSmtOff ? Action::Offline : Action::Online;
         ChangeAsk ask = ask_for(action, "smt");
         ask.smt_siblings = true;
         change(std::move(result), std::move(ask), options);
@@ -278,13 +279,13 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
         capabilities += name + " ";
     }
     return {
-        {"Online", state.online.to_string()},
-        {"Offline", state.offline().to_string()},
-        {"Possible", state.possible.to_string()},
-        {"Present", state.present.to_string()},
-        {"SmtControl", state.smt_control},
-        {"Capabilities", capabilities},
-        {"Busy", backend_.busy() ? "true" : "false"},
+        {dbus::kPropertyOnline, state.online.to_string()},
+        {dbus::kPropertyOffline, state.offline().to_string()},
+        {dbus::kPropertyPossible, state.possible.to_string()},
+        {dbus::kPropertyPresent, state.present.to_string()},
+        {dbus::kPropertySmtControl, state.smt_control},
+        {dbus::kPropertyCapabilities, capabilities},
+        {dbus::kPropertyBusy, backend_.busy() ? "true" : "false"},
     };
 }
 

@@ -6,11 +6,11 @@ namespace cpuctl {
 namespace {
 
 TEST(CpuctlExitCodes, FromOutcome) {
-    EXPECT_EQ(exitCodeForOutcome("ok"), 0);
-    EXPECT_EQ(exitCodeForOutcome("partial"), 64);
-    EXPECT_EQ(exitCodeForOutcome("failed"), 1);
-    EXPECT_EQ(exitCodeForOutcome(""), 1);
-    EXPECT_EQ(exitCodeForOutcome("something-new"), 1);
+    EXPECT_EQ(exit_code_for_outcome("ok"), 0);
+    EXPECT_EQ(exit_code_for_outcome("partial"), 64);
+    EXPECT_EQ(exit_code_for_outcome("failed"), 1);
+    EXPECT_EQ(exit_code_for_outcome(""), 1);
+    EXPECT_EQ(exit_code_for_outcome("something-new"), 1);
 }
 
 TEST(CpuctlExitCodes, RefusalsOfTheInputAreUsageErrors) {
@@ -18,7 +18,7 @@ TEST(CpuctlExitCodes, RefusalsOfTheInputAreUsageErrors) {
                              "org.cpuhpd1.Error.NotHotpluggable", "org.cpuhpd1.Error.TooFewOnline",
                              "org.cpuhpd1.Error.NotSupported",
                              "org.freedesktop.DBus.Error.InvalidArgs", "cpuctl.Error.Usage"}) {
-        EXPECT_EQ(exitCodeForError(name), 2) << name;
+        EXPECT_EQ(exit_code_for_error(name), 2) << name;
     }
 }
 
@@ -27,7 +27,7 @@ TEST(CpuctlExitCodes, OtherErrorsAreFailures) {
          {"org.cpuhpd1.Error.Busy", "org.cpuhpd1.Error.KernelError",
           "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown",
           "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.NoServer", ""}) {
-        EXPECT_EQ(exitCodeForError(name), 1) << name;
+        EXPECT_EQ(exit_code_for_error(name), 1) << name;
     }
 }
 

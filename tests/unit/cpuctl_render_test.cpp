@@ -8,7 +8,7 @@
 namespace cpuctl {
 namespace {
 
-BatchReply sampleReply() {
+BatchReply sample_reply() {
     BatchReply r;
     r.action = "offline";
     r.mask = "4,6-7";
@@ -26,7 +26,7 @@ BatchReply sampleReply() {
 
 TEST(CpuctlRenderJson, BatchHasTheContractShape) {
     EXPECT_EQ(
-        batchJson(sampleReply()),
+        batch_json(sample_reply()),
         R"({"action":"offline","mask":"4,6-7","mode":"atomic","strategy":"per-cpu",)"
         R"("dry_run":false,"batch_id":7,"duration_us":1234567,"outcome":"ok",)"
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
@@ -39,7 +39,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     r.action = "online";
     r.outcome = "ok";
     r.dry_run = true;
-    EXPECT_EQ(batchJson(r),
+    EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
               R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[]})");
 }
@@ -47,7 +47,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
 TEST(CpuctlRenderJson, StringsAreEscaped) {
     ErrorInfo e{"org.cpuhpd1.Error.InvalidMask", "bad \"mask\"\n\t\\ \x01 caf\xc3\xa9"};
     EXPECT_EQ(
-        errorJson(e),
+        error_json(e),
         R"({"error":"org.cpuhpd1.Error.InvalidMask","message":"bad \"mask\"\n\t\\ \u0001 café"})");
 }
 
@@ -55,33 +55,33 @@ TEST(CpuctlRenderJson, InvalidUtf8IsReplacedNotFatal) {
     ErrorInfo e{"x",
                 "a\xff"
                 "b"};
-    EXPECT_EQ(errorJson(e),
+    EXPECT_EQ(error_json(e),
               "{\"error\":\"x\",\"message\":\"a\xef\xbf\xbd"
               "b\"}");
 }
 
 TEST(CpuctlRenderJson, Status) {
     Status s{"0-15", "", "0-15", "0-15", "0", "on", {"per-cpu", "smt"}, false};
-    EXPECT_EQ(statusJson(s),
+    EXPECT_EQ(status_json(s),
               R"({"online":"0-15","offline":"","possible":"0-15","present":"0-15","protected":"0",)"
               R"("smt_control":"on","capabilities":["per-cpu","smt"],"busy":false})");
     Status empty;
-    EXPECT_NE(statusJson(empty).find(R"("capabilities":[])"), std::string::npos);
+    EXPECT_NE(status_json(empty).find(R"("capabilities":[])"), std::string::npos);
 }
 
 TEST(CpuctlRenderJson, Topology) {
     std::vector<TopologyCpu> cpus{{0, 0, 0, 0, 0, "0-1", true, false},
                                   {5, 1, 0, 2, -1, "5", false, true}};
-    EXPECT_EQ(topologyJson(cpus),
+    EXPECT_EQ(topology_json(cpus),
               R"({"cpus":[{"cpu":0,"package":0,"die":0,"core":0,"node":0,"siblings":"0-1",)"
               R"("online":true,"hotpluggable":false},{"cpu":5,"package":1,"die":0,"core":2,)"
               R"("node":-1,"siblings":"5","online":false,"hotpluggable":true}]})");
-    EXPECT_EQ(topologyJson({}), R"({"cpus":[]})");
+    EXPECT_EQ(topology_json({}), R"({"cpus":[]})");
 }
 
 TEST(CpuctlRenderTable, BatchTableAndSummary) {
     std::ostringstream out;
-    renderBatchTable(out, sampleReply());
+    render_batch_table(out, sample_reply());
     EXPECT_EQ(out.str(),
               "CPU  RESULT     ERROR  MESSAGE\n"
               "4    changed    -      offline\n"
@@ -91,35 +91,35 @@ TEST(CpuctlRenderTable, BatchTableAndSummary) {
 }
 
 TEST(CpuctlRenderTable, PartialSummaryNamesTheOutcomeAndFailuresNameTheCpu) {
-    BatchReply r = sampleReply();
+    BatchReply r = sample_reply();
     r.outcome = "partial";
     r.duration_us = 5000;
     r.cpus[2] = {7, "failed", "EBUSY", 16, "Device or resource\nbusy"};
-    EXPECT_EQ(batchSummaryLine(r),
+    EXPECT_EQ(batch_summary_line(r),
               "offline 4,6-7: 2 changed, 1 failed in 0.005 s (strategy per-cpu, batch 7, "
               "outcome partial)");
     std::ostringstream out;
-    renderBatchTable(out, r);
+    render_batch_table(out, r);
     EXPECT_NE(out.str().find("7    failed   EBUSY  Device or resource busy\n"), std::string::npos)
         << out.str();
     std::ostringstream err;
-    renderBatchFailures(err, r);
+    render_batch_failures(err, r);
     EXPECT_EQ(err.str(), "cpuctl: CPU 7: offline failed: EBUSY (Device or resource busy)\n");
 }
 
 TEST(CpuctlRenderTable, NoFailureLinesWhenAllWent) {
     std::ostringstream err;
-    renderBatchFailures(err, sampleReply());
+    render_batch_failures(err, sample_reply());
     EXPECT_EQ(err.str(), "");
 }
 
 TEST(CpuctlRenderTable, DryRunShowsStrategyAndOrder) {
-    BatchReply r = sampleReply();
+    BatchReply r = sample_reply();
     r.dry_run = true;
     r.batch_id = 0;
     r.cpus.clear();
     std::ostringstream out;
-    renderBatchTable(out, r);
+    render_batch_table(out, r);
     EXPECT_EQ(out.str(),
               "strategy: per-cpu\n"
               "order:    7,6,4\n"
@@ -129,7 +129,7 @@ TEST(CpuctlRenderTable, DryRunShowsStrategyAndOrder) {
 TEST(CpuctlRenderTable, Status) {
     Status s{"0-1", "2-3", "0-3", "0-3", "0", "", {"bulk", "smt", "per-cpu"}, true};
     std::ostringstream out;
-    renderStatusTable(out, s);
+    render_status_table(out, s);
     EXPECT_EQ(out.str(),
               "online:        0-1\n"
               "offline:       2-3\n"
@@ -143,8 +143,8 @@ TEST(CpuctlRenderTable, Status) {
 
 TEST(CpuctlRenderTable, Topology) {
     std::ostringstream out;
-    renderTopologyTable(out,
-                        {{0, 0, 0, 0, 0, "0-1", true, false}, {13, 1, 0, 6, -1, "", false, true}});
+    render_topology_table(
+        out, {{0, 0, 0, 0, 0, "0-1", true, false}, {13, 1, 0, 6, -1, "", false, true}});
     EXPECT_EQ(out.str(),
               "CPU  NODE  PACKAGE  DIE  CORE  SIBLINGS  ONLINE  HOTPLUG\n"
               "0    0     0        0    0     0-1       yes     no\n"
@@ -153,15 +153,15 @@ TEST(CpuctlRenderTable, Topology) {
 
 TEST(CpuctlRenderTable, ErrorMessages) {
     const std::string bus = "the system bus (unix:path=/run/dbus/system_bus_socket)";
-    EXPECT_EQ(describeError({"org.freedesktop.DBus.Error.ServiceUnknown", "x"}, bus),
+    EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.ServiceUnknown", "x"}, bus),
               "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")");
-    EXPECT_EQ(describeError({"org.freedesktop.DBus.Error.NameHasNoOwner", "x"}, bus),
+    EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.NameHasNoOwner", "x"}, bus),
               "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")");
-    EXPECT_EQ(describeError({"org.freedesktop.DBus.Error.AccessDenied", "uid 1000 may not"}, bus),
+    EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.AccessDenied", "uid 1000 may not"}, bus),
               "permission denied: uid 1000 may not (run as root)");
-    EXPECT_EQ(describeError({"org.freedesktop.DBus.Error.NoServer", "Failed to open bus"}, bus),
+    EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.NoServer", "Failed to open bus"}, bus),
               "cannot connect to " + bus + ": Failed to open bus");
-    EXPECT_EQ(describeError({"org.cpuhpd1.Error.ProtectedCpu", "CPU 0 is protected"}, bus),
+    EXPECT_EQ(describe_error({"org.cpuhpd1.Error.ProtectedCpu", "CPU 0 is protected"}, bus),
               "org.cpuhpd1.Error.ProtectedCpu: CPU 0 is protected");
 }
 
