@@ -275,6 +275,9 @@ Status DaemonClient::status() {
         s.smt_control = field<decltype(p.SmtControl())>(props, kPropertySmtControl);
         s.capabilities = field<decltype(p.Capabilities())>(props, kPropertyCapabilities);
         s.busy = field<decltype(p.Busy())>(props, kPropertyBusy);
+        const auto recovery = field<decltype(p.LastRecovery())>(props, kPropertyLastRecovery);
+        s.recovery_outcome = field<std::string>(recovery, kRecoveryOutcome);
+        s.recovery_summary = field<std::string>(recovery, kRecoverySummary);
         return s;
     } catch (const sdbus::Error& e) {
         rethrow(e);

@@ -44,6 +44,9 @@ struct Status {
     std::string smt_control;
     std::vector<std::string> capabilities;
     bool busy = false;
+    // LastRecovery: "none" when the last daemon ended cleanly; the summary says the rest.
+    std::string recovery_outcome;
+    std::string recovery_summary;
 };
 
 // One entry of GetTopology's a(uiiiisbb); -1 means unknown.

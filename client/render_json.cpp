@@ -28,14 +28,16 @@ std::string batch_json(const BatchReply& r) {
 }
 
 std::string status_json(const Status& s) {
-    Json j = {{"online", s.online},
-              {"offline", s.offline},
-              {"possible", s.possible},
-              {"present", s.present},
-              {"protected", s.protected_cpus},
-              {"smt_control", s.smt_control},
-              {"capabilities", s.capabilities},
-              {"busy", s.busy}};
+    Json j = {
+        {"online", s.online},
+        {"offline", s.offline},
+        {"possible", s.possible},
+        {"present", s.present},
+        {"protected", s.protected_cpus},
+        {"smt_control", s.smt_control},
+        {"capabilities", s.capabilities},
+        {"busy", s.busy},
+        {"last_recovery", {{"outcome", s.recovery_outcome}, {"summary", s.recovery_summary}}}};
     return dump(j);
 }
 

@@ -168,7 +168,10 @@ void render_status_table(std::ostream& out, const Status& s) {
                      {"protected:", s.protected_cpus},
                      {"smt control:", or_dash(s.smt_control)},
                      {"capabilities:", caps},
-                     {"busy:", yes_no(s.busy)}});
+                     {"busy:", yes_no(s.busy)},
+                     {"last recovery:", s.recovery_outcome.empty() || s.recovery_outcome == "none"
+                                            ? std::string("none")
+                                            : s.recovery_outcome + ": " + s.recovery_summary}});
 }
 
 void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus) {

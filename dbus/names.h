@@ -64,5 +64,22 @@ inline constexpr const char* kPropertyProtected = "Protected";
 inline constexpr const char* kPropertySmtControl = "SmtControl";
 inline constexpr const char* kPropertyCapabilities = "Capabilities";
 inline constexpr const char* kPropertyBusy = "Busy";
+inline constexpr const char* kPropertyLastRecovery = "LastRecovery";
+
+// Keys of LastRecovery (a{sv}).
+inline constexpr const char* kRecoveryOutcome = "outcome";
+inline constexpr const char* kRecoverySummary = "summary";
+inline constexpr const char* kRecoveryTime = "time";
+inline constexpr const char* kRecoveryBatchId = "batch_id";
+inline constexpr const char* kRecoveryAction = "action";
+inline constexpr const char* kRecoveryStrategy = "strategy";
+inline constexpr const char* kRecoveryPlanned = "planned";
+inline constexpr const char* kRecoveryFound = "found";
+inline constexpr const char* kRecoveryRestored = "restored";
+inline constexpr const char* kRecoveryKept = "kept";
+inline constexpr const char* kRecoveryFailed = "failed";
+inline constexpr const char* kRecoveryRcuExpeditedRestored = "rcu_expedited_restored";
+inline constexpr const char* kRecoverySmtControlRestored = "smt_control_restored";
+inline constexpr const char* kRecoveryMovedTo = "moved_to";
 
 }  // namespace cpuhpd::dbus

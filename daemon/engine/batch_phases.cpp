@@ -144,7 +144,8 @@ void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress
                 return true;
         return false;
     };
-    hooks.on_result = [&state](unsigned cpu, int err) {
+    hooks.on_result = [&state, &io](unsigned cpu, int err) {
+        io.journal.cpu_written(cpu, err);
         if (err == 0)
             return;
         for (std::size_t i : state.owners(cpu))
@@ -154,6 +155,8 @@ void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress
     hooks.progress = progress;
     state.outcome = make_strategy(state.plan.strategy, io.paths, io.writer)
                         ->run(state.action, state.plan.order, hooks);
+    if (state.plan.strategy == StrategyKind::Bulk || state.plan.strategy == StrategyKind::Smt)
+        io.journal.one_shot_written(state.outcome.batch_error);
     state.after = io.read_state();
 }
 
@@ -174,6 +177,7 @@ void retry_best_effort(BatchState& state, const BatchIo& io, const BatchProgress
         return;
     StrategyHooks plain;
     plain.progress = progress;
+    plain.on_result = [&io](unsigned cpu, int err) { io.journal.cpu_written(cpu, err); };
     auto retry =
         make_strategy(StrategyKind::PerCpu, io.paths, io.writer)->run(state.action, rest, plain);
     for (auto [cpu, err] : retry.attempted) {
@@ -214,8 +218,11 @@ void roll_back_atomic(BatchState& state, const BatchIo& io, const EngineSettings
         return;
     const Action back = opposite(state.action);
     const Plan undo = make_plan(back, to_restore, StrategyKind::PerCpu, state.after, settings);
+    io.journal.rollback_started();
+    StrategyHooks journaled;
+    journaled.on_result = [&io](unsigned cpu, int err) { io.journal.cpu_restored(cpu, err); };
     auto restored =
-        make_strategy(StrategyKind::PerCpu, io.paths, io.writer)->run(back, undo.order, {});
+        make_strategy(StrategyKind::PerCpu, io.paths, io.writer)->run(back, undo.order, journaled);
     for (auto [cpu, err] : restored.attempted) {
         if (err == 0)
             state.rolled_back.add(cpu);

@@ -25,6 +25,7 @@
 #include <set>
 #include <vector>
 
+#include "journal.h"
 #include "machine.h"
 #include "planner.h"
 #include "request.h"
@@ -37,12 +38,13 @@ namespace cpuhpd {
 // (done, total) after each CPU or one-shot write.
 using BatchProgress = std::function<void(std::size_t, std::size_t)>;
 
-// What the writing phases touch: the sysfs tree, its writer, and a fresh reading of the
-// machine after the writes.
+// What the writing phases touch: the sysfs tree, its writer, a fresh reading of the
+// machine after the writes, and the journal each write is recorded in.
 struct BatchIo {
     const SysfsPaths& paths;
     AttributeWriter& writer;
     const std::function<MachineState()>& read_state;
+    BatchJournal& journal;
 };
 
 struct BatchState {
@@ -90,8 +92,8 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
 
 // Runs the plan's strategy over plan.order. A per-CPU write is skipped when every request
 // naming the CPU is atomic and has already failed; a failed write marks the atomic
-// requests naming the CPU failed. Then reads `after`. Call only when plan.to_change is
-// not empty.
+// requests naming the CPU failed. Every write is recorded in the journal. Then reads `after`. Call
+// only when plan.to_change is not empty.
 void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress);
 
 // When the one-shot (bulk or smt) write failed, writes CPU by CPU the planned CPUs still
@@ -108,7 +110,7 @@ void detect_failed_atomic(BatchState& state);
 CpuSet cpus_to_restore(const BatchState& state);
 
 // Writes cpus_to_restore() back, CPU by CPU in the planner's order for the opposite
-// action, and records each in `rolled_back` or `rollback_errors`.
+// action, and records each in `rolled_back` or `rollback_errors` (and the journal).
 void roll_back_atomic(BatchState& state, const BatchIo& io, const EngineSettings& settings);
 
 // Fills, for each accepted request, the strategy, duration, its CPUs in write order, one

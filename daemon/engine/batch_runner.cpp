@@ -3,8 +3,32 @@
 #include <chrono>
 
 #include "batch_phases.h"
+#include "journal_file.h"
 
 namespace cpuhpd {
+
+namespace {
+
+// What the journal must know to undo the batch after a crash, read before the first write.
+JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
+    JournalRecord record;
+    record.batch_id = state.batch_id;
+    record.action = state.action;
+    record.strategy = state.plan.strategy;
+    record.order = state.plan.order;
+    record.online_before = state.before.online;
+    record.boottime_ns = boottime_ns();
+    if (state.plan.expedite)
+        record.rcu_expedited = read_attribute(paths.rcu_expedited());
+    if (state.plan.strategy == StrategyKind::Smt && !state.before.smt_control.empty())
+        record.smt_control = state.before.smt_control;
+    for (std::size_t i : state.accepted)
+        record.requests.push_back(
+            {state.requests[i].mode, state.requests[i].cpus, state.requests[i].caller});
+    return record;
+}
+
+}  // namespace
 
 BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
                          std::function<MachineState()> read_state, const EngineSettings& settings)
@@ -38,15 +62,17 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of
         // them inside the expedite window.
-        const BatchIo io{paths_, writer_, read_state_};
-        journal_.begin(batch_id, state.plan);
-        ExpediteWindow window(paths_, writer_, state.plan.expedite);
-        state.expedited = window.active();
-        execute(state, io, progress);
-        retry_best_effort(state, io, progress);
-        detect_failed_atomic(state);
-        roll_back_atomic(state, io, settings_);
-        journal_.end(batch_id);
+        const BatchIo io{paths_, writer_, read_state_, journal_};
+        journal_.begin(journal_record(state, paths_));
+        {
+            ExpediteWindow window(paths_, writer_, state.plan.expedite);
+            state.expedited = window.active();
+            execute(state, io, progress);
+            retry_best_effort(state, io, progress);
+            detect_failed_atomic(state);
+            roll_back_atomic(state, io, settings_);
+        }
+        journal_.end();
     }
     state.final_state = writes ? read_state_() : state.before;
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(

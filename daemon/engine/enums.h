@@ -40,6 +40,15 @@ inline constexpr EnumNames<Expedite, 3> kExpediteNames{{
     {Expedite::Never, "never"},
 }};
 
+// What start-up recovery does with the CPUs of a batch a crash interrupted (config
+// `recovery`): Auto puts back those of atomic requests and keeps those of best-effort ones.
+enum class RecoveryPolicy { Auto, Rollback, Keep };
+inline constexpr EnumNames<RecoveryPolicy, 3> kRecoveryPolicyNames{{
+    {RecoveryPolicy::Auto, "auto"},
+    {RecoveryPolicy::Rollback, "rollback"},
+    {RecoveryPolicy::Keep, "keep"},
+}};
+
 // How a batch drives the kernel (strategy.h implements each but Auto, which the planner
 // turns into the best one the kernel offers).
 enum class StrategyKind { Auto, Bulk, Smt, PerCpu };
@@ -147,6 +156,9 @@ inline std::string to_string(Mode value) {
 }
 inline std::string to_string(Expedite value) {
     return std::string(name_of(kExpediteNames, value));
+}
+inline std::string to_string(RecoveryPolicy value) {
+    return std::string(name_of(kRecoveryPolicyNames, value));
 }
 inline std::string to_string(StrategyKind value) {
     return std::string(name_of(kStrategyNames, value));

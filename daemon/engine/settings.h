@@ -15,7 +15,8 @@ struct EngineSettings {
     std::chrono::milliseconds coalesce{20};     // how long a new batch waits for company
     Expedite expedite = Expedite::Auto;
     Mode default_mode = Mode::Atomic;
-    std::size_t max_queued_requests = 256;  // beyond this, callers get Busy
+    std::size_t max_queued_requests = 256;           // beyond this, callers get Busy
+    RecoveryPolicy recovery = RecoveryPolicy::Auto;  // for a batch a crash interrupted
 };
 
 }  // namespace cpuhpd

@@ -29,7 +29,7 @@ std::filesystem::path prepare_state_dir(const std::filesystem::path& dir) {
         throw std::runtime_error("cannot create the state directory " + dir.string() + ": " +
                                  ec.message());
     }
-    return dir / "topology.cache";
+    return dir;
 }
 
 std::string duration_text(std::chrono::microseconds duration) {
@@ -41,7 +41,9 @@ std::string duration_text(std::chrono::microseconds duration) {
 Daemon::Daemon(Config config)
     : config_(std::move(config)),
       paths_(config_.sysfs_root),
-      memory_(prepare_state_dir(config_.state_dir)),
+      journal_(prepare_state_dir(config_.state_dir),
+               [](const std::string& problem) { log::warning(problem); }),
+      memory_(config_.state_dir / "topology.cache"),
       runner_(
           paths_, writer_, journal_, [this] { return read_state(); }, config_.engine),
       progress_throttle_(kProgressInterval) {
@@ -318,6 +320,33 @@ void Daemon::begin_stop() {
     });
 }
 
+void Daemon::recover_interrupted_batch() {
+    // Its own runner, with no journal: the journal being recovered stays in place until
+    // recovery is done, so a crash during recovery recovers again at the next start.
+    NullJournal no_journal;
+    BatchRunner recovery_runner(
+        paths_, writer_, no_journal, [this] { return read_state(); }, config_.engine);
+    last_recovery_ = recover(
+        config_.state_dir, paths_, writer_, recovery_runner, [this] { return read_state(); },
+        config_.engine);
+    const RecoveryReport& r = last_recovery_;
+    if (r.outcome == RecoveryOutcome::None) {
+        return;
+    }
+    const bool trouble = r.outcome == RecoveryOutcome::Rejected || !r.failed.empty();
+    log::write(trouble ? log::Level::Error : log::Level::Warning, "recovery: " + r.summary,
+               {{"RECOVERY", to_string(r.outcome)},
+                {"BATCH_ID", std::to_string(r.batch_id)},
+                {"ACTION", to_string(r.action)},
+                {"STRATEGY", to_string(r.strategy)},
+                {"CPUS", r.planned.to_string()},
+                {"FOUND_CPUS", r.found.to_string()},
+                {"RESTORED_CPUS", r.restored.to_string()},
+                {"KEPT_CPUS", r.kept.to_string()},
+                {"FAILED_CPUS", r.failed.to_string()}});
+    state_ = read_state();
+}
+
 int Daemon::run() {
     Executor::Observers observers;
     observers.batch_finished = [this](const BatchReport& report) {
@@ -332,6 +361,8 @@ int Daemon::run() {
             schedule_announce();
         });
     };
+    // Before any batch can start and before the name is taken.
+    recover_interrupted_batch();
     executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers));
     admission_ = std::make_unique<TaskThread>();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being

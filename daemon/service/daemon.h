@@ -19,9 +19,10 @@
 #include "config.h"
 #include "event_loop.h"
 #include "executor.h"
-#include "journal.h"
+#include "journal_file.h"
 #include "manager_adaptor.h"
 #include "progress_throttle.h"
+#include "recovery.h"
 #include "sysfs.h"
 #include "task_thread.h"
 #include "topology.h"
@@ -45,6 +46,7 @@ public:
     const MachineState& cached_state() const override { return state_; }
     const EngineSettings& settings() const override { return config_.engine; }
     bool busy() const override { return busy_; }
+    const RecoveryReport& last_recovery() const override { return last_recovery_; }
     void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) override;
 
 private:
@@ -62,6 +64,8 @@ private:
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
     void start_uevents();
+    // Before the name is taken: undoes a batch the last daemon left unfinished.
+    void recover_interrupted_batch();
     // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, and finish the batch
     // in flight on the admission thread while this loop goes on serving; then leave the loop.
     void begin_stop();
@@ -70,7 +74,7 @@ private:
     Config config_;
     SysfsPaths paths_;
     FileAttributeWriter writer_;
-    NullJournal journal_;
+    FileJournal journal_;
     std::mutex read_mutex_;  // read_machine() updates memory_, from any thread
     TopologyMemory memory_;
     std::optional<std::string> reported_save_error_;  // under read_mutex_
@@ -79,6 +83,7 @@ private:
 
     // Main thread only.
     MachineState state_;
+    RecoveryReport last_recovery_;
     bool busy_ = false;
     bool stopping_ = false;       // after the first SIGTERM/SIGINT
     bool watch_uevents_ = false;  // else state() re-reads once for each D-Bus message

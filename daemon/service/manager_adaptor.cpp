@@ -272,6 +272,40 @@ bool ManagerAdaptor::Busy() {
     return guarded("Get Busy", [&] { return backend_.busy(); });
 }
 
+std::map<std::string, sdbus::Variant> ManagerAdaptor::LastRecovery() {
+    return guarded("Get LastRecovery", [&] {
+        const RecoveryReport& r = backend_.last_recovery();
+        std::map<std::string, sdbus::Variant> out;
+        out[dbus::kRecoveryOutcome] = sdbus::Variant(to_string(r.outcome));
+        out[dbus::kRecoverySummary] = sdbus::Variant(r.summary);
+        out[dbus::kRecoveryTime] = sdbus::Variant(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(r.when.time_since_epoch())
+                .count()));
+        switch (r.outcome) {
+            case RecoveryOutcome::None:
+                break;
+            case RecoveryOutcome::Rejected:
+                out[dbus::kRecoveryMovedTo] = sdbus::Variant(r.moved_to);
+                break;
+            case RecoveryOutcome::Finished:
+            case RecoveryOutcome::Stale:
+            case RecoveryOutcome::Recovered:
+                out[dbus::kRecoveryBatchId] = sdbus::Variant(static_cast<uint64_t>(r.batch_id));
+                out[dbus::kRecoveryAction] = sdbus::Variant(to_string(r.action));
+                out[dbus::kRecoveryStrategy] = sdbus::Variant(to_string(r.strategy));
+                out[dbus::kRecoveryPlanned] = sdbus::Variant(r.planned.to_string());
+                out[dbus::kRecoveryFound] = sdbus::Variant(r.found.to_string());
+                out[dbus::kRecoveryRestored] = sdbus::Variant(r.restored.to_string());
+                out[dbus::kRecoveryKept] = sdbus::Variant(r.kept.to_string());
+                out[dbus::kRecoveryFailed] = sdbus::Variant(r.failed.to_string());
+                out[dbus::kRecoveryRcuExpeditedRestored] = sdbus::Variant(r.rcu_expedited_restored);
+                out[dbus::kRecoverySmtControlRestored] = sdbus::Variant(r.smt_control_restored);
+                break;
+        }
+        return out;
+    });
+}
+
 std::map<std::string, std::string> ManagerAdaptor::property_texts() {
     const MachineState& state = backend_.cached_state();
     std::string capabilities;

@@ -18,6 +18,7 @@
 #include "cpuhpd-adaptor.h"
 #include "machine.h"
 #include "options.h"
+#include "recovery.h"
 #include "request.h"
 #include "settings.h"
 
@@ -38,6 +39,8 @@ public:
     virtual const MachineState& cached_state() const = 0;
     virtual const EngineSettings& settings() const = 0;
     virtual bool busy() const = 0;
+    // What start-up recovery found and did (fixed once the service serves).
+    virtual const RecoveryReport& last_recovery() const = 0;
     // Resolves and queues the change off the main thread; `done` is called later on the
     // main thread, exactly once. Throws Refusal(Busy) at once when the service is stopping or
     // the caller has too many unanswered changes.
@@ -77,6 +80,7 @@ private:
     std::string SmtControl() override;
     std::vector<std::string> Capabilities() override;
     bool Busy() override;
+    std::map<std::string, sdbus::Variant> LastRecovery() override;
 
     // Decodes the options of the call being processed (throws OptionError).
     RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;

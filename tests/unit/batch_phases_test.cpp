@@ -38,7 +38,8 @@ struct Phases {
 
     FakeMachine m;
     std::function<MachineState()> read{[this] { return m.state(); }};
-    BatchIo io{m.paths, m.writer, read};
+    NullJournal journal;
+    BatchIo io{m.paths, m.writer, read, journal};
 };
 
 FakeTopology bulk_topology() {

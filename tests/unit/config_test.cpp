@@ -167,7 +167,7 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
                                                  ":2: key 'nope': unknown key (known: sysfs_root, "
                                                  "bus, state_dir, log_level, protected_cpus, "
                                                  "min_online, coalesce_ms, expedite, default_mode, "
-                                                 "max_queued_requests, profiles)");
+                                                 "max_queued_requests, recovery, profiles)");
     }
 }
 

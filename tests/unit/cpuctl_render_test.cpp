@@ -61,10 +61,11 @@ TEST(CpuctlRenderJson, InvalidUtf8IsReplacedNotFatal) {
 }
 
 TEST(CpuctlRenderJson, Status) {
-    Status s{"0-15", "", "0-15", "0-15", "0", "on", {"per-cpu", "smt"}, false};
+    Status s{"0-15", "", "0-15", "0-15", "0", "on", {"per-cpu", "smt"}, false, "none", "x"};
     EXPECT_EQ(status_json(s),
               R"({"online":"0-15","offline":"","possible":"0-15","present":"0-15","protected":"0",)"
-              R"("smt_control":"on","capabilities":["per-cpu","smt"],"busy":false})");
+              R"("smt_control":"on","capabilities":["per-cpu","smt"],"busy":false,)"
+              R"("last_recovery":{"outcome":"none","summary":"x"}})");
     Status empty;
     EXPECT_NE(status_json(empty).find(R"("capabilities":[])"), std::string::npos);
 }
@@ -127,18 +128,28 @@ TEST(CpuctlRenderTable, DryRunShowsStrategyAndOrder) {
 }
 
 TEST(CpuctlRenderTable, Status) {
-    Status s{"0-1", "2-3", "0-3", "0-3", "0", "", {"bulk", "smt", "per-cpu"}, true};
+    Status s{"0-1",
+             "2-3",
+             "0-3",
+             "0-3",
+             "0",
+             "",
+             {"bulk", "smt", "per-cpu"},
+             true,
+             "recovered",
+             "batch 3 (offline 2-3 via per-cpu) was interrupted"};
     std::ostringstream out;
     render_status_table(out, s);
     EXPECT_EQ(out.str(),
-              "online:        0-1\n"
-              "offline:       2-3\n"
-              "possible:      0-3\n"
-              "present:       0-3\n"
-              "protected:     0\n"
-              "smt control:   -\n"
-              "capabilities:  bulk smt per-cpu\n"
-              "busy:          yes\n");
+              "online:         0-1\n"
+              "offline:        2-3\n"
+              "possible:       0-3\n"
+              "present:        0-3\n"
+              "protected:      0\n"
+              "smt control:    -\n"
+              "capabilities:   bulk smt per-cpu\n"
+              "busy:           yes\n"
+              "last recovery:  recovered: batch 3 (offline 2-3 via per-cpu) was interrupted\n");
 }
 
 TEST(CpuctlRenderTable, Topology) {
