@@ -278,6 +278,12 @@ void FileJournal::fail(const std::string& what, int err) {
         ::close(fd_);
         fd_ = -1;
     }
+    // A header without its end would make the next start undo this batch, which goes on
+    // and may well finish: the batch is unjournaled, so its journal goes.
+    if (installed_) {
+        ::unlink(path_.c_str());
+        installed_ = false;
+    }
     if (warn_) {
         warn_("batch journal " + path_.string() + ": " + what + ": " + std::strerror(err) +
               "; this batch is not journaled (a crash now would go unrecovered)");
@@ -315,6 +321,7 @@ void FileJournal::begin(const JournalRecord& record) {
         fail("rename", err);
         return;
     }
+    installed_ = true;
     if (const int err = fsync_dir(dir_); err != 0) {
         fail("fsync the directory", err);
     }
@@ -356,6 +363,7 @@ void FileJournal::end() {
     }
     ::close(fd_);
     fd_ = -1;
+    installed_ = false;
     if (::unlink(path_.c_str()) != 0) {
         if (warn_) {
             warn_("batch journal " + path_.string() + ": remove: " + std::strerror(errno));

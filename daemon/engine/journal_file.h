@@ -60,7 +60,8 @@ private:
     std::filesystem::path dir_;
     std::filesystem::path path_;
     std::function<void(const std::string&)> warn_;
-    int fd_ = -1;  // the journal of the batch in flight, open for appending
+    int fd_ = -1;             // the journal of the batch in flight, open for appending
+    bool installed_ = false;  // that journal is at path_ (renamed into place, not yet ended)
 };
 
 // CLOCK_BOOTTIME now, in nanoseconds.
