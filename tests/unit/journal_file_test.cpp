@@ -1,9 +1,11 @@
 #include "journal_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -159,6 +161,28 @@ TEST(JournalFile, UnwritableDirectoryWarnsAndTheBatchGoesOn) {
     ASSERT_EQ(warnings.size(), 1u);
     EXPECT_NE(warnings[0].find("batch.journal"), std::string::npos) << warnings[0];
     EXPECT_FALSE(fs::exists(missing));
+}
+
+// An append beyond RLIMIT_FSIZE fails with EFBIG (SIGXFSZ ignored), as a full /run would.
+TEST(JournalFile, AFailedAppendLeavesNoJournalBehind) {
+    StateDir dir;
+    std::vector<std::string> warnings;
+    FileJournal journal(dir.path(), [&](const std::string& w) { warnings.push_back(w); });
+    journal.begin(per_cpu_record());
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+    rlimit capped = old;
+    capped.rlim_cur = fs::file_size(dir.journal());
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &capped), 0);
+    journal.cpu_written(7, 0);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    journal.end();
+    ASSERT_EQ(warnings.size(), 1u);
+    // Left in place without its end, the header would make the next start roll back this
+    // batch, which went on and may well have finished.
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir.journal())));
 }
 
 TEST(JournalFile, BeginDoesNotWriteThroughALeftoverSymlink) {
