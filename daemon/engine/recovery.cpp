@@ -174,8 +174,10 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
         return report;
     }
 
-    // The interrupted batch: first the knobs, then the CPUs, then the journal goes.
+    // The interrupted batch: first the knobs, then the CPUs, then the journal goes. The
+    // machine is read before: putting smt/control back moves CPUs, which were found changed.
     report.outcome = RecoveryOutcome::Recovered;
+    const MachineState now = read_state();
     report.rcu_expedited_restored = put_back(paths.rcu_expedited(), record.rcu_expedited, writer);
     bool rollback_any = false;
     for (const unsigned cpu : record.order)
@@ -183,7 +185,6 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
     if (rollback_any)
         report.smt_control_restored = put_back(paths.smt_control(), record.smt_control, writer);
 
-    const MachineState now = read_state();
     CpuSet to_restore;
     for (const unsigned cpu : record.order) {
         if (now.online.contains(cpu) == record.online_before.contains(cpu))
