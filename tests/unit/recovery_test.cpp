@@ -163,6 +163,9 @@ TEST_F(Recovery, SmtControlIsPutBackUnderRollback) {
     EXPECT_EQ(report.outcome, RecoveryOutcome::Recovered) << report.summary;
     EXPECT_TRUE(report.smt_control_restored);
     EXPECT_FALSE(report.rcu_expedited_restored);
+    // Found as the crash left them, though smt/control brought them back.
+    EXPECT_EQ(report.found, CpuSet::range(8, 15));
+    EXPECT_EQ(report.restored, CpuSet::range(8, 15));
     EXPECT_EQ(m.writer.writes_to(kSmtControl), (std::vector<std::string>{"on"}));
     EXPECT_EQ(m.fs.read(kSmtControl), "on");
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
