@@ -74,11 +74,15 @@ std::filesystem::path SysfsPaths::node_dir() const {
 std::optional<std::string> read_attribute(const std::filesystem::path& file) {
     int fd;
     do {
-        fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        // The open never waits (for a FIFO in place of an attribute, a broken tree or the
+        // crash tests' blocked writes, it would wait for a writer); the reads below wait as
+        // sysfs reads do. On sysfs O_NONBLOCK changes nothing either way.
+        fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         return std::nullopt;
     }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     std::string out;
     char buf[4096];
     while (true) {

@@ -1,8 +1,11 @@
 #include "fixture.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -162,6 +165,51 @@ void CpuhpdTest::TearDown() {
         std::cerr << "---- cpuhpd stderr ----\n" << world_->daemon_log() << "----\n";
     }
     world_.reset();
+}
+
+HangingRead::HangingRead(const std::filesystem::path& fifo) {
+    writer_ = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    inotify_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (inotify_ >= 0 && inotify_add_watch(inotify_, fifo.c_str(), IN_OPEN) < 0) {
+        ::close(inotify_);
+        inotify_ = -1;
+    }
+}
+
+HangingRead::~HangingRead() {
+    if (writer_ >= 0) {
+        ::close(writer_);
+    }
+    if (inotify_ >= 0) {
+        ::close(inotify_);
+    }
+}
+
+bool HangingRead::wait_for_reader(std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    bool opened = false;
+    while (!opened && Clock::now() < deadline) {
+        pollfd p{inotify_, POLLIN, 0};
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 1))) <= 0) {
+            continue;
+        }
+        drain_inotify(inotify_,
+                      [&](const inotify_event& ev) { opened |= (ev.mask & IN_OPEN) != 0; });
+    }
+    return opened;
+}
+
+void HangingRead::release(const std::string& value) {
+    if (writer_ < 0) {
+        return;
+    }
+    if (::write(writer_, value.data(), value.size()) < 0) {
+        ADD_FAILURE() << "HangingRead: write: " << std::strerror(errno);
+    }
+    ::close(writer_);
+    writer_ = -1;
 }
 
 }  // namespace cpuhpd::itest

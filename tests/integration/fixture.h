@@ -64,6 +64,28 @@ std::string many_regions(std::size_t regions, std::size_t bytes = 0);
 std::chrono::microseconds worst_online_latency(RawClient& client, int reads,
                                                const std::string& expected);
 
+// A sysfs file whose reads hang: `fifo` (a FIFO the test put in the tree) with its write
+// end held, so that a reader waits for data (without a writer it would read EOF at once),
+// and inotify telling when the daemon opens it.
+class HangingRead {
+public:
+    explicit HangingRead(const std::filesystem::path& fifo);
+    ~HangingRead();  // lets the reader go with EOF
+    HangingRead(const HangingRead&) = delete;
+    HangingRead& operator=(const HangingRead&) = delete;
+
+    bool holding() const { return writer_ >= 0 && inotify_ >= 0; }
+    // Waits (bounded) until somebody opens the FIFO; from then on that reader waits for
+    // release(). False on timeout.
+    bool wait_for_reader(std::chrono::milliseconds timeout);
+    // The read returns `value`, then EOF.
+    void release(const std::string& value);
+
+private:
+    int writer_ = -1;  // O_RDWR: opening never waits, and it counts as a writer
+    int inotify_ = -1;
+};
+
 // SIGCONT on scope exit, so that a failed assertion never leaves the daemon stopped.
 struct Resume {
     pid_t pid;

@@ -47,6 +47,8 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     const std::string owner = owner_c;
     sd_bus_message_unref(owner_reply);
 
+    HangingRead hang(fifo);
+    ASSERT_TRUE(hang.holding()) << std::strerror(errno);
     CallResult first;
     std::thread caller([&] {
         RawClient c(world_->bus_address());
@@ -60,23 +62,9 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
             }
         }
     } join{caller};
-    // Opening the FIFO for writing succeeds once the batch's worker has opened it to read:
-    // from then on the batch is in flight, waiting for the value.
-    int w = -1;
-    const auto deadline = Clock::now() + 20s;
-    while ((w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
-           Clock::now() < deadline) {
-        std::this_thread::sleep_for(5ms);
-    }
-    ASSERT_GE(w, 0) << "the batch never read kernel/rcu_expedited: " << std::strerror(errno);
-    struct Release {
-        int fd;
-        ~Release() {
-            if (fd >= 0) {
-                ::close(fd);  // EOF: the batch goes on (or gives up) either way
-            }
-        }
-    } release{w};
+    // The batch's worker opens kernel/rcu_expedited to read it: from then on the batch is in
+    // flight, waiting for the value.
+    ASSERT_TRUE(hang.wait_for_reader(20s)) << "the batch never read kernel/rcu_expedited";
 
     // NameOwnerChanged wakes the wait below when the name goes.
     ASSERT_GE(sd_bus_match_signal(client_->bus(), nullptr, "org.freedesktop.DBus",
@@ -107,9 +95,7 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     const auto plain = tree().root() / "kernel/rcu_expedited.plain";
     std::ofstream(plain) << "0\n";
     std::filesystem::rename(plain, fifo);
-    ASSERT_EQ(::write(w, "0\n", 2), 2);
-    ::close(w);
-    release.fd = -1;
+    hang.release("0\n");
     ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
     EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
     caller.join();

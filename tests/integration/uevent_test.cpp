@@ -51,25 +51,16 @@ TEST_F(UeventSourceTest, ReadsAreServedFromTheLastReadUntilAUeventSaysACpuChange
 
 // All sysfs reads ran on the main thread: one `online` file the kernel was slow to answer
 // froze every caller, the watchdog and SIGTERM. Here cpu5/online is a FIFO, so the re-read
-// after a uevent blocks in it until the test writes: meanwhile reads are answered from the
+// after a uevent waits in it until the test writes: meanwhile reads are answered from the
 // last state, and SIGTERM lets go of the bus name at once.
 TEST_F(UeventSourceTest, ASysfsReadThatHangsStallsNeitherReadsNorStop) {
     const std::filesystem::path online = tree().online_file(5);
     std::filesystem::remove(online);
     ASSERT_EQ(::mkfifo(online.c_str(), 0600), 0) << std::strerror(errno);
+    HangingRead hang(online);
+    ASSERT_TRUE(hang.holding()) << std::strerror(errno);
     world_->send_uevent("offline", 5);
-    // Opening the FIFO for writing without blocking works once a reader has it open: the
-    // daemon is then inside its read, which waits for data.
-    int writer = -1;
-    const auto deadline = Clock::now() + 10s;
-    while (writer < 0 && Clock::now() < deadline) {
-        writer = ::open(online.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (writer < 0) {
-            ASSERT_EQ(errno, ENXIO) << std::strerror(errno);
-            std::this_thread::sleep_for(5ms);
-        }
-    }
-    ASSERT_GE(writer, 0) << "the daemon never read cpu5/online after the uevent";
+    ASSERT_TRUE(hang.wait_for_reader(10s)) << "the daemon never read cpu5/online after the uevent";
 
     const auto worst = worst_online_latency(*client_, 20, "0-15");
     std::cout << "[ measured ] worst Get Online latency while a sysfs read hangs: " << worst.count()
@@ -89,8 +80,7 @@ TEST_F(UeventSourceTest, ASysfsReadThatHangsStallsNeitherReadsNorStop) {
     // Let the read finish: a plain file takes the FIFO's place for later reads.
     tree().write("devices/system/cpu/cpu5/online.new", "1");
     std::filesystem::rename(tree().cpu_dir() / "cpu5/online.new", online);
-    ASSERT_EQ(::write(writer, "1\n", 2), 2);
-    ::close(writer);
+    hang.release("1\n");
     ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 10s))
         << "cpuhpd did not exit after SIGTERM once the read finished";
     EXPECT_EQ(world_->daemon().exit_code(), 0);

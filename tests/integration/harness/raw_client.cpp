@@ -351,6 +351,21 @@ bool RawClient::get_bool(const std::string& property) {
     return value != 0;
 }
 
+std::map<std::string, Variant> RawClient::get_vardict(const std::string& property) {
+    BusError err;
+    MessageRef reply;
+    int r = sd_bus_get_property(bus_, kBusName, kPath, kInterface, property.c_str(), &err.e,
+                                &reply.m, "a{sv}");
+    if (r < 0) {
+        throw std::runtime_error("Get " + property + ": " +
+                                 (err.e.name ? std::string(err.e.name) : error_text(-r)));
+    }
+    std::map<std::string, Variant> out;
+    // sd_bus_get_property() has entered the variant already.
+    check(read_vardict(reply.m, out), "Get a{sv} property");
+    return out;
+}
+
 std::vector<RawClient::TopologyEntry> RawClient::get_topology() {
     BusError err;
     MessageRef reply;

@@ -88,6 +88,8 @@ public:
     std::string get_string(const std::string& property);
     std::vector<std::string> get_strv(const std::string& property);
     bool get_bool(const std::string& property);
+    // An a{sv} property (LastRecovery), read with read_vardict().
+    std::map<std::string, Variant> get_vardict(const std::string& property);
     // GetTopology; throws on error.
     struct TopologyEntry {
         unsigned cpu = 0;
