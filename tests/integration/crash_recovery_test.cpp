@@ -13,7 +13,9 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
+#include "cpuset.h"
 #include "fixture.h"
 
 namespace cpuhpd::itest {
@@ -131,10 +133,25 @@ TEST_P(KilledAfterCpus, RecoveryPutsEveryCpuAndRcuExpeditedBack) {
     ASSERT_EQ(tree().read("kernel/rcu_expedited"), "1");
 
     restart();
-    EXPECT_EQ(tree().online_files(), expected_files({}));
+    const auto after = tree().online_files();
+    EXPECT_EQ(after, expected_files({}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
     EXPECT_FALSE(fs::exists(journal()));
     const auto rec = client_->get_vardict("LastRecovery");
+    std::cout << "[ crash ] killed after " << k << " CPUs: found offline {"
+              << CpuSet::from({done.begin(), done.end()}).to_string()
+              << "}, rcu_expedited 1; after recovery: "
+              << "offline {"
+              << CpuSet::from([&] {
+                     std::vector<unsigned> off;
+                     for (const auto& [cpu, value] : after)
+                         if (value == "0")
+                             off.push_back(cpu);
+                     return off;
+                 }())
+                     .to_string()
+              << "}, rcu_expedited " << tree().read("kernel/rcu_expedited") << "; "
+              << text(rec, "summary") << std::endl;
     EXPECT_EQ(text(rec, "outcome"), "recovered") << text(rec, "summary");
     EXPECT_EQ(text(rec, "action"), "offline");
     EXPECT_EQ(cpus_in(text(rec, "planned")), cpus_in(kAllAps));
