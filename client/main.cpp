@@ -136,8 +136,8 @@ int main(int argc, char** argv) {
                  "\n\nExamples:\n  cpuctl plan offline package:1\n  cpuctl plan online all "
                  "--strategy per-cpu");
 
-    auto* status =
-        app.add_subcommand("status", "show online/offline CPUs and what the kernel offers");
+    auto* status = app.add_subcommand(
+        "status", "show online/offline CPUs, what the kernel offers, the last recovery");
     status->footer("\nExamples:\n  cpuctl status\n  cpuctl --json status");
 
     auto* topo =
