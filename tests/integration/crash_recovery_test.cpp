@@ -5,6 +5,7 @@
 // write blocks in open() until the test kills it, so each kill lands at a known step.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -172,11 +173,36 @@ INSTANTIATE_TEST_SUITE_P(EveryStep, KilledAfterCpus, ::testing::Range(0, 15));
 
 // ------------------------------------------------------------ killed during rollback
 
-// The rollback of a failed atomic batch, pinned with two FIFOs: cpu13's file is a FIFO
-// whose read end the test holds open, so its forward write goes through; cpu11's write
-// blocks, and meanwhile the test lets go of cpu13's read end. Then cpu11's write is let
-// through to a reader that is gone at once (EPIPE) or never reads it: either way cpu11
-// stays online and the atomic request fails. The rollback then blocks on cpu13.
+// A reader for a FIFO the daemon writes: opened without waiting (the daemon's open then
+// finds it, before or after), then, once the daemon has written and closed (bounded wait),
+// whatever it wrote is taken out of the pipe, so that no later read by the daemon finds
+// it there. -1 when the daemon never came.
+int drain_after_write(const fs::path& fifo) {
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    // POLLIN: the value is there (one write(2) of one byte); POLLHUP: the writer closed.
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10000) != 1) {
+        ::close(fd);
+        return -1;
+    }
+    char buf[16];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    return fd;
+}
+
+// The rollback of a failed atomic batch, pinned with FIFOs:
+// - cpu13: the test holds a read end, so the forward write goes through; the test lets go
+//   of it before the rollback, whose write of cpu13 then blocks (no reader).
+// - cpu11 blocks the forward pass; once the daemon has written it, the test empties the
+//   pipe and lets go, so the daemon's later reads find nothing there and the summary list
+//   says "online": the CPU did not go, and the atomic request fails.
+// - cpu10 holds the daemon until cpu11's pipe is emptied; its reader stays open, so its
+//   rollback write goes through too.
+// Reads of the FIFOs that find no value fall back to the summary list (0-9,11-12).
 TEST_F(CrashRecoveryTest, KilledDuringRollbackRecoversTheRest) {
     const std::vector<unsigned> order = planned_order("Offline", kAllAps);
     // The second threads go first, highest first: 15 14 13 12 11 10 9 8, then 7..1.
@@ -186,24 +212,33 @@ TEST_F(CrashRecoveryTest, KilledDuringRollbackRecoversTheRest) {
         ::open(tree().online_file(13).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     ASSERT_GE(cpu13_reader, 0) << std::strerror(errno);
     block_writes_to(11);
+    block_writes_to(10);
     const auto caller = world_->spawn_cpuctl({"offline", kAllAps});
     ASSERT_TRUE(files_show({12, 14, 15}, "0"));  // and so 13: the daemon waits on cpu11
 
-    // Reads of the FIFOs find nothing from now on: the summary list says what they are.
     ::close(cpu13_reader);
-    tree().write("devices/system/cpu/online", "0-12");
-    const int cpu11 = ::open(tree().online_file(11).c_str(), O_RDONLY | O_CLOEXEC);
-    ASSERT_GE(cpu11, 0) << std::strerror(errno);
+    tree().write("devices/system/cpu/online", "0-9,11-12");
+    const int cpu11 = drain_after_write(tree().online_file(11));
+    ASSERT_GE(cpu11, 0) << "the daemon never wrote cpu11";
     ::close(cpu11);
-    // The rollback puts back the CPUs in the reverse order, 12 before 13.
+    const int cpu10 = drain_after_write(tree().online_file(10));
+    ASSERT_GE(cpu10, 0) << "the daemon never wrote cpu10";
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+    } close_cpu10{cpu10};
+    // The daemon writes 9..1, finds cpu11 online and rolls back in the reverse order:
+    // 1..9, 10, 12, then 13, where it blocks.
     ASSERT_TRUE(
         eventually([&] { return journal_text().find("\nrollback ") != std::string::npos; }, 10s))
         << journal_text();
-    ASSERT_TRUE(files_show({12}, "1")) << "the rollback did not reach cpu13";
+    ASSERT_TRUE(files_show({1, 2, 3, 4, 5, 6, 7, 8, 9, 12}, "1"))
+        << "the rollback did not reach cpu13";
 
     kill_daemon();
     unblock(13, "0");
     unblock(11, "1");
+    unblock(10, "1");  // its rollback write went through
     tree().write("devices/system/cpu/online", "0-12");
     ASSERT_EQ(tree().online_files(), expected_files({13, 14, 15}));
 
