@@ -9,10 +9,6 @@ namespace cpuhpd {
 
 namespace {
 
-Action opposite(Action action) {
-    return action == Action::Offline ? Action::Online : Action::Offline;
-}
-
 bool in_target(Action action, unsigned cpu, const MachineState& state) {
     return state.online.contains(cpu) == (action == Action::Online);
 }
@@ -56,8 +52,10 @@ CpuResult describe_cpu(const BatchState& state, unsigned cpu, std::optional<unsi
     const int err = it != outcome.attempted.end() ? it->second : 0;
     if (state.rolled_back.contains(cpu))
         return {cpu, CpuOutcome::RolledBack, 0,
-                "rolled back: CPU " + std::to_string(failure.value_or(cpu)) +
-                    " of this request failed"};
+                failure || state.cancelled.empty()
+                    ? "rolled back: CPU " + std::to_string(failure.value_or(cpu)) +
+                          " of this request failed"
+                    : "rolled back: batch " + std::to_string(state.batch_id) + " was cancelled"};
     if (auto rb = state.rollback_errors.find(cpu); rb != state.rollback_errors.end())
         return {cpu, CpuOutcome::Changed, rb->second,
                 "left " + to_string(action) + ": rollback failed: " + errno_name(rb->second) +
@@ -74,6 +72,14 @@ CpuResult describe_cpu(const BatchState& state, unsigned cpu, std::optional<unsi
     }
     if (err != 0)
         return {cpu, CpuOutcome::Failed, err, errno_text(err)};
+    if (state.cancelled.contains(cpu)) {
+        std::string message = "not " + to_string(action) + ": batch " +
+                              std::to_string(state.batch_id) + " was cancelled before this CPU";
+        if (outcome.batch_error != 0)  // the best-effort retry was cancelled
+            message += " (after the " + to_string(state.plan.strategy) +
+                       " write failed: " + errno_name(outcome.batch_error) + ")";
+        return {cpu, CpuOutcome::Cancelled, 0, std::move(message)};
+    }
     if (outcome.batch_error != 0)
         return {cpu, CpuOutcome::Failed, outcome.batch_error,
                 to_string(state.plan.strategy) +
@@ -153,9 +159,14 @@ void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress
                 state.failed_atomic.insert(i);
     };
     hooks.progress = progress;
+    hooks.stop_requested = io.cancel_requested;
     state.outcome = make_strategy(state.plan.strategy, io.paths, io.writer)
                         ->run(state.action, state.plan.order, hooks);
-    if (state.plan.strategy == StrategyKind::Bulk || state.plan.strategy == StrategyKind::Smt)
+    for (unsigned cpu : state.outcome.stopped_before)
+        state.cancelled.add(cpu);
+    const bool one_shot =
+        state.plan.strategy == StrategyKind::Bulk || state.plan.strategy == StrategyKind::Smt;
+    if (one_shot && state.outcome.stopped_before.empty())
         io.journal.one_shot_written(state.outcome.batch_error);
     state.after = io.read_state();
 }
@@ -178,12 +189,15 @@ void retry_best_effort(BatchState& state, const BatchIo& io, const BatchProgress
     StrategyHooks plain;
     plain.progress = progress;
     plain.on_result = [&io](unsigned cpu, int err) { io.journal.cpu_written(cpu, err); };
+    plain.stop_requested = io.cancel_requested;
     auto retry =
         make_strategy(StrategyKind::PerCpu, io.paths, io.writer)->run(state.action, rest, plain);
     for (auto [cpu, err] : retry.attempted) {
         state.outcome.attempted[cpu] = err;
         state.retried.add(cpu);
     }
+    for (unsigned cpu : retry.stopped_before)
+        state.cancelled.add(cpu);
     state.after = io.read_state();
 }
 
@@ -254,6 +268,7 @@ BatchReport report(const BatchState& state) {
     out.requests = state.requests.size();
     out.duration = state.duration;
     out.expedited = state.expedited;
+    out.cancelled = state.cancelled;
     for (unsigned cpu : state.plan.to_change.members())
         if (in_target(state.action, cpu, state.final_state))
             out.changed.add(cpu);

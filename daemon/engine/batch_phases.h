@@ -38,13 +38,18 @@ namespace cpuhpd {
 // (done, total) after each CPU or one-shot write.
 using BatchProgress = std::function<void(std::size_t, std::size_t)>;
 
+// Polled between writes: true once the batch is to stop (Cancel, SIGTERM). Empty: never.
+using CancelCheck = std::function<bool()>;
+
 // What the writing phases touch: the sysfs tree, its writer, a fresh reading of the
-// machine after the writes, and the journal each write is recorded in.
+// machine after the writes, the journal each write is recorded in, and whether the batch
+// has been cancelled.
 struct BatchIo {
     const SysfsPaths& paths;
     AttributeWriter& writer;
     const std::function<MachineState()>& read_state;
     BatchJournal& journal;
+    const CancelCheck& cancel_requested;
 };
 
 struct BatchState {
@@ -63,6 +68,7 @@ struct BatchState {
     // execute, retry_best_effort
     StrategyOutcome outcome;  // per-CPU errno of every write, the retry's replacing the first
     CpuSet retried;           // CPUs the per-CPU retry wrote
+    CpuSet cancelled;         // planned CPUs never written because the batch was cancelled
     MachineState after;       // read after the last forward write
 
     // execute (atomic requests that saw a per-CPU failure), detect_failed_atomic (the rest)
@@ -92,17 +98,20 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
 
 // Runs the plan's strategy over plan.order. A per-CPU write is skipped when every request
 // naming the CPU is atomic and has already failed; a failed write marks the atomic
-// requests naming the CPU failed. Every write is recorded in the journal. Then reads `after`. Call
+// requests naming the CPU failed. Every write is recorded in the journal. A cancel stops it
+// before the next write and puts the CPUs left in `cancelled`. Then reads `after`. Call
 // only when plan.to_change is not empty.
 void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress);
 
 // When the one-shot (bulk or smt) write failed, writes CPU by CPU the planned CPUs still
 // not in the target state that a best-effort request names, records each errno in
-// `outcome` and the CPU in `retried`, and reads `after` again. Nothing otherwise.
+// `outcome` and the CPU in `retried`, and reads `after` again. Nothing otherwise, and
+// nothing more once the batch is cancelled (the CPUs left go to `cancelled`).
 void retry_best_effort(BatchState& state, const BatchIo& io, const BatchProgress& progress);
 
 // Marks failed every atomic request with a planned CPU not in the target state in
-// `after` (a one-shot write tells no per-CPU errno, so execute cannot). Touches nothing.
+// `after` (a one-shot write tells no per-CPU errno, so execute cannot; a cancelled CPU
+// counts too, so a cancel rolls atomic requests back). Touches nothing.
 void detect_failed_atomic(BatchState& state);
 
 // The CPUs roll_back_atomic restores: the planned CPUs of failed atomic requests that
@@ -110,7 +119,8 @@ void detect_failed_atomic(BatchState& state);
 CpuSet cpus_to_restore(const BatchState& state);
 
 // Writes cpus_to_restore() back, CPU by CPU in the planner's order for the opposite
-// action, and records each in `rolled_back` or `rollback_errors` (and the journal).
+// action, and records each in `rolled_back` or `rollback_errors` (and the journal). A
+// cancel does not stop it: it is what a cancel asks for.
 void roll_back_atomic(BatchState& state, const BatchIo& io, const EngineSettings& settings);
 
 // Fills, for each accepted request, the strategy, duration, its CPUs in write order, one

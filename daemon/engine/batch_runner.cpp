@@ -55,14 +55,15 @@ RequestResult BatchRunner::dry_run(const Request& request, const MachineState& s
 }
 
 BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>& requests,
-                             const std::function<void(std::size_t, std::size_t)>& progress) {
+                             const std::function<void(std::size_t, std::size_t)>& progress,
+                             const CancelCheck& cancel_requested) {
     const auto started = std::chrono::steady_clock::now();
     BatchState state = admit(batch_id, requests, read_state_(), settings_);
     const bool writes = !state.plan.to_change.empty();
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of
         // them inside the expedite window.
-        const BatchIo io{paths_, writer_, read_state_, journal_};
+        const BatchIo io{paths_, writer_, read_state_, journal_, cancel_requested};
         journal_.begin(journal_record(state, paths_));
         {
             ExpediteWindow window(paths_, writer_, state.plan.expedite);

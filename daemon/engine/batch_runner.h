@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "batch_phases.h"
 #include "journal.h"
 #include "machine.h"
 #include "planner.h"
@@ -29,9 +30,12 @@ public:
                 std::function<MachineState()> read_state, const EngineSettings& settings);
 
     // All requests have the same action. Requests refused at this point get their
-    // `refusal` set and are not touched.
+    // `refusal` set and are not touched. `cancel_requested` is polled before each write: once
+    // true, the batch stops after the write in flight, atomic requests roll back and the
+    // CPUs not reached are reported Cancelled.
     BatchOutput run(std::uint64_t batch_id, const std::vector<Request>& requests,
-                    const std::function<void(std::size_t, std::size_t)>& progress = {});
+                    const std::function<void(std::size_t, std::size_t)>& progress = {},
+                    const CancelCheck& cancel_requested = {});
 
     // The plan a dry run reports; throws Refusal like validate().
     RequestResult dry_run(const Request& request, const MachineState& state);

@@ -26,6 +26,9 @@ inline constexpr EnumNames<Action, 2> kActionNames{{
     {Action::Offline, "offline"},
     {Action::Online, "online"},
 }};
+constexpr Action opposite(Action action) {
+    return action == Action::Offline ? Action::Online : Action::Offline;
+}
 
 enum class Mode { Atomic, BestEffort };
 inline constexpr EnumNames<Mode, 2> kModeNames{{
@@ -49,6 +52,14 @@ inline constexpr EnumNames<RecoveryPolicy, 3> kRecoveryPolicyNames{{
     {RecoveryPolicy::Keep, "keep"},
 }};
 
+// What SIGTERM does with the batch in flight (config `on_stop`): Cancel stops it as Cancel
+// does (after the CPU in flight; atomic requests roll back); Finish lets it run to its end.
+enum class StopPolicy { Cancel, Finish };
+inline constexpr EnumNames<StopPolicy, 2> kStopPolicyNames{{
+    {StopPolicy::Cancel, "cancel"},
+    {StopPolicy::Finish, "finish"},
+}};
+
 // How a batch drives the kernel (strategy.h implements each but Auto, which the planner
 // turns into the best one the kernel offers).
 enum class StrategyKind { Auto, Bulk, Smt, PerCpu };
@@ -61,7 +72,7 @@ inline constexpr EnumNames<StrategyKind, 4> kStrategyNames{{
 
 // Why a request was refused before anything was touched; the name is the D-Bus error's
 // last part. KernelError: the batch could not run at all (sysfs unreadable, an unexpected
-// failure).
+// failure). NoSuchBatch: Cancel named a batch that is not running.
 enum class RefusalKind {
     InvalidMask,
     ProtectedCpu,
@@ -69,9 +80,10 @@ enum class RefusalKind {
     TooFewOnline,
     NotSupported,
     Busy,
-    KernelError
+    KernelError,
+    NoSuchBatch
 };
-inline constexpr EnumNames<RefusalKind, 7> kRefusalNames{{
+inline constexpr EnumNames<RefusalKind, 8> kRefusalNames{{
     {RefusalKind::InvalidMask, "InvalidMask"},
     {RefusalKind::ProtectedCpu, "ProtectedCpu"},
     {RefusalKind::NotHotpluggable, "NotHotpluggable"},
@@ -79,15 +91,18 @@ inline constexpr EnumNames<RefusalKind, 7> kRefusalNames{{
     {RefusalKind::NotSupported, "NotSupported"},
     {RefusalKind::Busy, "Busy"},
     {RefusalKind::KernelError, "KernelError"},
+    {RefusalKind::NoSuchBatch, "NoSuchBatch"},
 }};
 
-enum class CpuOutcome { Changed, Unchanged, Failed, RolledBack, Refused };
-inline constexpr EnumNames<CpuOutcome, 5> kCpuOutcomeNames{{
+// Cancelled: planned, but the batch was cancelled before its turn (never written).
+enum class CpuOutcome { Changed, Unchanged, Failed, RolledBack, Refused, Cancelled };
+inline constexpr EnumNames<CpuOutcome, 6> kCpuOutcomeNames{{
     {CpuOutcome::Changed, "changed"},
     {CpuOutcome::Unchanged, "unchanged"},
     {CpuOutcome::Failed, "failed"},
     {CpuOutcome::RolledBack, "rolled-back"},
     {CpuOutcome::Refused, "refused"},
+    {CpuOutcome::Cancelled, "cancelled"},
 }};
 
 enum class Outcome { Ok, Failed, Partial };
@@ -159,6 +174,9 @@ inline std::string to_string(Expedite value) {
 }
 inline std::string to_string(RecoveryPolicy value) {
     return std::string(name_of(kRecoveryPolicyNames, value));
+}
+inline std::string to_string(StopPolicy value) {
+    return std::string(name_of(kStopPolicyNames, value));
 }
 inline std::string to_string(StrategyKind value) {
     return std::string(name_of(kStrategyNames, value));

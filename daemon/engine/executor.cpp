@@ -77,6 +77,25 @@ bool Executor::busy() const {
     return running_batch_ || !queue_.empty();
 }
 
+std::uint64_t Executor::cancel(std::uint64_t batch_id) {
+    std::lock_guard lock(mutex_);
+    if (running_batch_id_ == 0)
+        throw Refusal(RefusalKind::NoSuchBatch,
+                      batch_id == 0 ? "no batch is running"
+                                    : "batch " + std::to_string(batch_id) +
+                                          " is not running (no batch is running now)");
+    if (batch_id != 0 && batch_id != running_batch_id_)
+        throw Refusal(RefusalKind::NoSuchBatch, "batch " + std::to_string(batch_id) +
+                                                    " is not running (batch " +
+                                                    std::to_string(running_batch_id_) + " is)");
+    cancelled_batch_ = running_batch_id_;
+    return running_batch_id_;
+}
+
+void Executor::cancel_all() {
+    cancel_all_ = true;
+}
+
 std::vector<Executor::Pending> Executor::take_batch(std::unique_lock<std::mutex>&) {
     // The longest run at the head of the queue with the head's action and strategy:
     // arrival order is kept, and opposite actions never share a batch. A forced smt
@@ -111,6 +130,7 @@ void Executor::worker() {
         std::vector<Pending> batch = take_batch(lock);
         running_batch_ = true;
         const std::uint64_t batch_id = next_batch_id_++;
+        running_batch_id_ = batch_id;
         lock.unlock();
 
         std::vector<Request> requests;
@@ -119,11 +139,13 @@ void Executor::worker() {
             requests.push_back(p.request);
         BatchOutput output;
         try {
-            output = runner_.run(batch_id, requests,
-                                 [this, batch_id](std::size_t done, std::size_t total) {
-                                     if (observers_.progress)
-                                         observers_.progress(batch_id, done, total);
-                                 });
+            output = runner_.run(
+                batch_id, requests,
+                [this, batch_id](std::size_t done, std::size_t total) {
+                    if (observers_.progress)
+                        observers_.progress(batch_id, done, total);
+                },
+                [this, batch_id] { return cancel_all_ || cancelled_batch_ == batch_id; });
         } catch (const std::exception& e) {
             output.results.clear();
             for (const auto& req : requests) {
@@ -139,6 +161,12 @@ void Executor::worker() {
             output.report.batch_id = batch_id;
             output.report.action = requests.front().action;
             output.report.requests = requests.size();
+        }
+        {
+            // From here on the batch cannot be cancelled: Cancel says so rather than claim
+            // a batch whose replies and BatchFinished may be out already.
+            std::lock_guard ended(mutex_);
+            running_batch_id_ = 0;
         }
         for (std::size_t i = 0; i < batch.size(); ++i)
             batch[i].done(std::move(output.results[i]));

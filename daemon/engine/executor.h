@@ -3,6 +3,7 @@
 // ask the opposite action (then arrival order is kept and they form a later batch).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -40,6 +41,14 @@ public:
 
     bool busy() const;
 
+    // Cancels the batch running now, if its id is `batch_id` (0: whichever runs): it stops
+    // before its next write, atomic requests roll back, and every caller of the batch gets
+    // its results (CPUs not reached: Cancelled). Returns the batch's id. Throws
+    // Refusal(NoSuchBatch) when no such batch is running (queued requests have no batch yet).
+    std::uint64_t cancel(std::uint64_t batch_id);
+    // Cancels the batch running now and any that starts later (for a stop).
+    void cancel_all();
+
 private:
     struct Pending {
         Request request;
@@ -56,9 +65,13 @@ private:
     std::condition_variable wake_;
     std::deque<Pending> queue_;
     bool running_batch_ = false;
-    bool just_ran_batch_ = false;  // the queue was not empty when the last batch ended
+    std::uint64_t running_batch_id_ = 0;  // 0 while no batch runs
+    bool just_ran_batch_ = false;         // the queue was not empty when the last batch ended
     bool stopping_ = false;
     std::uint64_t next_batch_id_ = 1;
+    // Read by the batch between its writes, without the mutex.
+    std::atomic<std::uint64_t> cancelled_batch_{0};
+    std::atomic<bool> cancel_all_{false};
     std::thread thread_;  // last: starts after every member above exists
 };
 

@@ -16,10 +16,6 @@ namespace cpuhpd {
 
 namespace {
 
-Action opposite(Action action) {
-    return action == Action::Offline ? Action::Online : Action::Offline;
-}
-
 std::string cpus_or_none(const CpuSet& cpus) {
     return cpus.empty() ? "none" : cpus.to_string();
 }

@@ -10,7 +10,7 @@ Outcome summarize(const std::vector<CpuResult>& cpus) {
     bool any_changed = false;
     for (const auto& r : cpus) {
         if (r.outcome == CpuOutcome::Failed || r.outcome == CpuOutcome::RolledBack ||
-            r.outcome == CpuOutcome::Refused)
+            r.outcome == CpuOutcome::Refused || r.outcome == CpuOutcome::Cancelled)
             any_bad = true;
         if (r.outcome == CpuOutcome::Changed)
             any_changed = true;

@@ -73,6 +73,7 @@ struct BatchReport {
     std::size_t requests = 0;
     std::chrono::microseconds duration{0};
     bool expedited = false;
+    CpuSet cancelled;  // planned CPUs a cancel left unwritten (empty: not cancelled in time)
 };
 
 }  // namespace cpuhpd

@@ -18,6 +18,11 @@ public:
         const std::string value = action == Action::Offline ? "0" : "1";
         std::size_t done = 0;
         for (unsigned cpu : order) {
+            if (hooks.stop_requested && hooks.stop_requested()) {
+                out.stopped_before.assign(order.begin() + static_cast<std::ptrdiff_t>(done),
+                                          order.end());
+                break;
+            }
             ++done;
             if (hooks.should_write && !hooks.should_write(cpu))
                 continue;
@@ -51,6 +56,10 @@ public:
         StrategyOutcome out;
         if (order.empty())
             return out;
+        if (hooks.stop_requested && hooks.stop_requested()) {
+            out.stopped_before = order;
+            return out;
+        }
         const auto [file, value] = target_(action, order);
         out.batch_error = writer_.write(file, value);
         if (out.batch_error == 0)

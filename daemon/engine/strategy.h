@@ -19,6 +19,8 @@ struct StrategyOutcome {
     // Errno that stopped the strategy as a whole (bulk or smt write), 0 if none; CPUs of the
     // batch not in `attempted` were left alone.
     int batch_error = 0;
+    // The CPUs of the order never reached because `stop_requested` said so, in order.
+    std::vector<unsigned> stopped_before;
 };
 
 // How the batch runner follows and steers a strategy while it runs.
@@ -29,6 +31,9 @@ struct StrategyHooks {
     std::function<void(unsigned, int)> on_result;
     // Told after each CPU or one-shot write: (done, total).
     std::function<void(std::size_t, std::size_t)> progress;
+    // Asked before each per-CPU write: true stops the strategy there (a cancel). A one-shot
+    // write is never stopped once made; it is one step.
+    std::function<bool()> stop_requested;
 };
 
 class Strategy {

@@ -39,7 +39,9 @@ struct Phases {
     FakeMachine m;
     std::function<MachineState()> read{[this] { return m.state(); }};
     NullJournal journal;
-    BatchIo io{m.paths, m.writer, read, journal};
+    bool cancel_now = false;  // a test sets it to cancel the batch at its next check
+    CancelCheck cancel_requested{[this] { return cancel_now; }};
+    BatchIo io{m.paths, m.writer, read, journal, cancel_requested};
 };
 
 FakeTopology bulk_topology() {

@@ -28,14 +28,17 @@ TEST(EnumNames, EveryValueHasOneName) {
     expect_complete(kExpediteNames, {Expedite::Auto, Expedite::Always, Expedite::Never});
     expect_complete(kStrategyNames, {StrategyKind::Auto, StrategyKind::Bulk, StrategyKind::Smt,
                                      StrategyKind::PerCpu});
-    expect_complete(kRefusalNames,
-                    {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu,
-                     RefusalKind::NotHotpluggable, RefusalKind::TooFewOnline,
-                     RefusalKind::NotSupported, RefusalKind::Busy, RefusalKind::KernelError});
+    expect_complete(kRefusalNames, {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu,
+                                    RefusalKind::NotHotpluggable, RefusalKind::TooFewOnline,
+                                    RefusalKind::NotSupported, RefusalKind::Busy,
+                                    RefusalKind::KernelError, RefusalKind::NoSuchBatch});
     expect_complete(kCpuOutcomeNames,
                     {CpuOutcome::Changed, CpuOutcome::Unchanged, CpuOutcome::Failed,
-                     CpuOutcome::RolledBack, CpuOutcome::Refused});
+                     CpuOutcome::RolledBack, CpuOutcome::Refused, CpuOutcome::Cancelled});
     expect_complete(kOutcomeNames, {Outcome::Ok, Outcome::Failed, Outcome::Partial});
+    expect_complete(kRecoveryPolicyNames,
+                    {RecoveryPolicy::Auto, RecoveryPolicy::Rollback, RecoveryPolicy::Keep});
+    expect_complete(kStopPolicyNames, {StopPolicy::Cancel, StopPolicy::Finish});
     expect_complete(kLogLevelNames,
                     {LogLevel::Debug, LogLevel::Info, LogLevel::Warning, LogLevel::Error});
 }
@@ -56,6 +59,9 @@ TEST(EnumNames, TheWireNamesStayAsDocumented) {
     EXPECT_EQ(to_string(Outcome::Partial), "partial");
     EXPECT_EQ(to_string(RefusalKind::TooFewOnline), "TooFewOnline");
     EXPECT_EQ(to_string(Action::Online), "online");
+    EXPECT_EQ(to_string(CpuOutcome::Cancelled), "cancelled");
+    EXPECT_EQ(to_string(RefusalKind::NoSuchBatch), "NoSuchBatch");
+    EXPECT_EQ(to_string(StopPolicy::Finish), "finish");
 }
 
 TEST(EnumNames, AlternativesReadAsAList) {

@@ -291,5 +291,60 @@ TEST(Executor, ReportsBusyTransitionsAndFinishedBatches) {
     EXPECT_TRUE(reports[0].expedited);
 }
 
+// The gate holds the first write (CPU 7 of 4-7): the cancel lands while it is in flight.
+TEST(Executor, CancelStopsTheRunningBatchAfterTheCpuInFlight) {
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    auto& [gate, runner, ex] = t.g;
+    try {
+        ex.cancel(0);
+        ADD_FAILURE() << "cancelled with no batch running";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::NoSuchBatch);
+        EXPECT_STREQ(r.what(), "no batch is running");
+    }
+    ex.submit(m.request(Action::Offline, CpuSet::range(4, 7)), m.state(), t.results.slot());
+    gate.entered_.get_future().wait();
+    try {
+        ex.cancel(2);
+        ADD_FAILURE() << "cancelled a batch that is not running";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::NoSuchBatch);
+        EXPECT_STREQ(r.what(), "batch 2 is not running (batch 1 is)");
+    }
+    EXPECT_EQ(ex.cancel(0), 1u);
+    EXPECT_EQ(ex.cancel(1), 1u);  // twice is no error
+    gate.release_.set_value();
+    const auto done = t.results.wait_for(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].batch_id, 1u);
+    EXPECT_EQ(done[0].outcome, Outcome::Failed);
+    ASSERT_EQ(done[0].cpus.size(), 4u);
+    EXPECT_EQ(done[0].cpus[3].outcome, CpuOutcome::RolledBack);  // CPU 7, written, then undone
+    for (std::size_t i = 0; i < 3; ++i)
+        EXPECT_EQ(done[0].cpus[i].outcome, CpuOutcome::Cancelled) << done[0].cpus[i].cpu;
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
+    // The next batch is not cancelled.
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), t.results.slot());
+    const auto next = t.results.wait_for(2);
+    EXPECT_EQ(next[1].outcome, Outcome::Ok);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4}));
+}
+
+// A stop cancels the batch in flight and any batch that would start after it.
+TEST(Executor, CancelAllStopsTheBatchInFlight) {
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    auto& [gate, runner, ex] = t.g;
+    ex.submit(m.request(Action::Offline, CpuSet::range(4, 7), Mode::BestEffort), m.state(),
+              t.results.slot());
+    gate.entered_.get_future().wait();
+    ex.cancel_all();
+    gate.release_.set_value();
+    const auto done = t.results.wait_for(1);
+    EXPECT_EQ(done[0].outcome, Outcome::Partial);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({7}));
+}
+
 }  // namespace
 }  // namespace cpuhpd::test
