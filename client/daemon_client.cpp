@@ -47,23 +47,31 @@ public:
     ManagerProxy(const ManagerProxy&) = delete;
     ManagerProxy& operator=(const ManagerProxy&) = delete;
 
-    // Subscribes to the signals (a match rule each): only a batch that shows progress needs
-    // them. From then on BatchProgress calls `progress`.
-    void follow_progress(ProgressFn progress) {
+    // Subscribes to the signals (a match rule each): only a batch that shows progress, and a
+    // cancel that waits for its batch's end, need them. From then on BatchProgress calls
+    // `progress` and BatchFinished fills `finished`.
+    void follow_signals(ProgressFn progress = {}) {
         progress_ = std::move(progress);
-        registerProxy();
+        if (!registered_) {
+            registerProxy();
+            registered_ = true;
+        }
     }
 
     // The reply of the last change call, once it has arrived.
     std::optional<Reply> reply;
+    // BatchFinished signals seen since follow_signals(), by batch id.
+    std::map<std::uint64_t, CancelReply> finished;
 
 private:
     void onPropertiesChanged(const std::string& /*interface*/, const Dict& /*changed*/,
                              const std::vector<std::string>& /*invalidated*/) override {}
-    void onBatchFinished(const uint64_t& /*batch_id*/, const std::string& /*action*/,
-                         const std::string& /*strategy*/, const std::string& /*changed*/,
-                         const std::string& /*failed*/, const uint32_t& /*requests*/,
-                         const uint64_t& /*duration_us*/) override {}
+    void onBatchFinished(const uint64_t& batch_id, const std::string& action,
+                         const std::string& /*strategy*/, const std::string& changed,
+                         const std::string& failed, const uint32_t& /*requests*/,
+                         const uint64_t& /*duration_us*/, const std::string& cancelled) override {
+        finished[batch_id] = CancelReply{batch_id, true, action, changed, failed, cancelled};
+    }
     void onBatchProgress(const uint64_t& /*batch_id*/, const uint32_t& done,
                          const uint32_t& total) override {
         if (progress_) {
@@ -95,6 +103,7 @@ private:
     }
 
     ProgressFn progress_;
+    bool registered_ = false;
 };
 
 namespace {
@@ -213,7 +222,7 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
                                const BatchOptions& options, const ProgressFn& progress) {
     try {
         if (progress) {
-            proxy_->follow_progress(progress);
+            proxy_->follow_signals(progress);
         }
 
         // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
@@ -230,30 +239,53 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
                 proxy_->SetSmt(argument, to_options(options));
                 break;
         }
-        // Our own deadline, not only sd-bus's: the loop ends when --timeout has passed
-        // whatever the bus says about its next timer.
-        const auto deadline = std::chrono::steady_clock::now() + timeout_;
-        while (!proxy_->reply) {
-            if (connection_->processPendingRequest()) {
-                continue;  // more may be queued
-            }
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
-                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, no_reply_text(timeout_)});
-            }
-            auto pd = connection_->getEventLoopPollData();
-            pollfd pfd{pd.fd, pd.events, 0};
-            if (::poll(&pfd, 1, poll_timeout_ms(pd.timeout_usec, deadline - now)) < 0 &&
-                errno != EINTR) {
-                throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
-                                            std::string("poll: ") + std::strerror(errno)});
-            }
-        }
+        run_until([this] { return proxy_->reply.has_value(); });
         const ManagerProxy::Reply& reply = *proxy_->reply;
         if (reply.error) {
             throw DaemonError(*reply.error);
         }
         return to_batch_reply(reply.results, reply.summary);
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+void DaemonClient::run_until(const std::function<bool()>& done) {
+    // Our own deadline, not only sd-bus's: the loop ends when --timeout has passed
+    // whatever the bus says about its next timer.
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    while (!done()) {
+        if (connection_->processPendingRequest()) {
+            continue;  // more may be queued
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorTimeout, no_reply_text(timeout_)});
+        }
+        auto pd = connection_->getEventLoopPollData();
+        pollfd pfd{pd.fd, pd.events, 0};
+        if (::poll(&pfd, 1, poll_timeout_ms(pd.timeout_usec, deadline - now)) < 0 &&
+            errno != EINTR) {
+            throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
+                                        std::string("poll: ") + std::strerror(errno)});
+        }
+    }
+}
+
+CancelReply DaemonClient::cancel(std::uint64_t batch_id, bool wait) {
+    try {
+        // Subscribed before the call: the daemon sends the batch's BatchFinished only after
+        // its reply to Cancel.
+        if (wait) {
+            proxy_->follow_signals();
+        }
+        CancelReply r;
+        r.batch_id = proxy_->Cancel(batch_id);
+        if (!wait) {
+            return r;
+        }
+        run_until([&] { return proxy_->finished.count(r.batch_id) > 0; });
+        return proxy_->finished.at(r.batch_id);
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }

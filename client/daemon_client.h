@@ -63,10 +63,16 @@ public:
     // With a progress callback the BatchProgress signals are dispatched while waiting.
     BatchReply batch(BatchMethod method, const std::string& argument, const BatchOptions& options,
                      const ProgressFn& progress);
+    // Cancel(batch_id) (0: the batch running now); with `wait`, also waits (up to the
+    // timeout) for that batch's BatchFinished.
+    CancelReply cancel(std::uint64_t batch_id, bool wait);
     Status status();
     std::vector<TopologyCpu> topology();
 
 private:
+    // Runs the connection (dispatching replies and signals) until `done` or the timeout.
+    void run_until(const std::function<bool()>& done);
+
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerProxy> proxy_;
     std::chrono::microseconds timeout_;

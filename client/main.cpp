@@ -54,6 +54,8 @@ struct Args {
     bool best_effort = false;
     std::string strategy;
     bool dry_run = false;
+    std::uint64_t batch_id = 0;
+    bool no_wait = false;
 };
 
 void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run) {
@@ -104,7 +106,8 @@ int main(int argc, char** argv) {
     app.set_help_all_flag("--help-all", "help on every command");
     app.set_version_flag("--version", std::string("cpuctl ") + CPUHPD_VERSION);
     app.footer(std::string(kMaskHelp) + "\n" + kBatchExamples + "\n  cpuctl plan offline smt\n" +
-               "  cpuctl smt off\n  cpuctl status\n  cpuctl --json topology\n" + kExitHelp);
+               "  cpuctl smt off\n  cpuctl cancel\n  cpuctl status\n  cpuctl --json topology\n" +
+               kExitHelp);
     app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
     app.add_option("--timeout", a.timeout_s,
                    "how long any command waits for the daemon, in seconds; exit 1 when it "
@@ -152,6 +155,21 @@ int main(int argc, char** argv) {
             CLI::IsMember(std::vector<std::string>{cpuhpd::dbus::kSmtOn, cpuhpd::dbus::kSmtOff}));
     add_batch_options(smt, a, true);
     smt->footer("\nExamples:\n  cpuctl smt off\n  cpuctl smt on --strategy per-cpu");
+
+    auto* cancel = app.add_subcommand(
+        "cancel", "stop the running batch before its next write (atomic requests roll back)");
+    cancel->add_option("BATCH_ID", a.batch_id,
+                       "the batch to cancel (default: whichever runs; the id is in BatchProgress, "
+                       "the replies and the log)");
+    cancel->add_flag("--no-wait", a.no_wait,
+                     "return once the daemon has the cancel, without waiting for the batch to end");
+    cancel->footer(
+        "\nThe CPU being written finishes (a bulk or smt write is one step and cannot be\n"
+        "stopped). Atomic requests of the batch bring back what they changed; best-effort\n"
+        "ones keep it. Every caller of the batch gets its reply, with 'cancelled' for the\n"
+        "CPUs never written. Exit status: 0 cancelled (or --no-wait), 1 no batch running or\n"
+        "the batch ended before the cancel took effect.\n\nExamples:\n  cpuctl cancel\n"
+        "  cpuctl cancel 42 --no-wait");
 
     try {
         app.parse(argc, argv);
@@ -201,6 +219,16 @@ int main(int argc, char** argv) {
                 cpuctl::render_status_table(std::cout, s);
             }
             return cpuctl::kExitOk;
+        }
+        if (cancel->parsed()) {
+            const auto reply = client.cancel(a.batch_id, !a.no_wait);
+            if (a.json) {
+                std::cout << cpuctl::cancel_json(reply) << std::endl;
+            } else {
+                std::cout << cpuctl::cancel_summary_line(reply) << std::endl;
+            }
+            return reply.finished && reply.cancelled.empty() ? cpuctl::kExitFailed
+                                                             : cpuctl::kExitOk;
         }
         if (topo->parsed()) {
             auto cpus = client.topology();

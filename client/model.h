@@ -14,7 +14,7 @@ namespace cpuctl {
 // One entry of the a(ussis) results of Offline, Online and SetSmt.
 struct CpuResult {
     std::uint32_t cpu = 0;
-    std::string result;  // changed, unchanged, failed, rolled-back, refused
+    std::string result;  // changed, unchanged, failed, rolled-back, refused, cancelled
     std::string error;   // errno name, "" when none
     std::int32_t errnum = 0;
     std::string message;  // what happened, in words
@@ -32,6 +32,17 @@ struct BatchReply {
     std::string outcome;  // ok, failed, partial
     std::vector<std::uint32_t> order;
     std::vector<CpuResult> cpus;
+};
+
+// What `cpuctl cancel` learned: the batch Cancel named and, when it waited for the batch's
+// BatchFinished, how the batch ended (cpulists).
+struct CancelReply {
+    std::uint64_t batch_id = 0;
+    bool finished = false;  // false: did not wait (--no-wait)
+    std::string action;
+    std::string changed;
+    std::string failed;
+    std::string cancelled;  // the CPUs the cancel left unwritten; "" when it came too late
 };
 
 // The properties of org.cpuhpd1.Manager.

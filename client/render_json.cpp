@@ -41,6 +41,17 @@ std::string status_json(const Status& s) {
     return dump(j);
 }
 
+std::string cancel_json(const CancelReply& r) {
+    Json j = {{"batch_id", r.batch_id}, {"finished", r.finished}};
+    if (r.finished) {
+        j["action"] = r.action;
+        j["changed"] = r.changed;
+        j["failed"] = r.failed;
+        j["cancelled"] = r.cancelled;
+    }
+    return dump(j);
+}
+
 std::string topology_json(const std::vector<TopologyCpu>& cpus) {
     Json arr = Json::array();
     for (const auto& c : cpus) {

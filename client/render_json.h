@@ -10,6 +10,7 @@ namespace cpuctl {
 
 std::string batch_json(const BatchReply& reply);
 std::string status_json(const Status& status);
+std::string cancel_json(const CancelReply& reply);
 std::string topology_json(const std::vector<TopologyCpu>& cpus);
 // {"error":"org.cpuhpd1.Error.InvalidMask","message":"..."}
 std::string error_json(const ErrorInfo& error);

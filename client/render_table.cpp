@@ -85,6 +85,21 @@ std::string join_cpus(const std::vector<std::uint32_t>& cpus) {
     return s;
 }
 
+std::string cancel_summary_line(const CancelReply& reply) {
+    const std::string batch = "batch " + std::to_string(reply.batch_id);
+    if (!reply.finished) {
+        return batch + ": cancel requested; it stops before its next write";
+    }
+    const std::string end =
+        "changed " + or_dash(reply.changed) + ", failed " + or_dash(reply.failed);
+    if (reply.cancelled.empty()) {
+        return batch + " (" + reply.action + ") ended before the cancel took effect: " + end;
+    }
+    // `changed` is the end state: CPUs of atomic requests that were rolled back are not in it.
+    return batch + " (" + reply.action + ") cancelled: never written " + reply.cancelled + "; " +
+           end;
+}
+
 std::string batch_summary_line(const BatchReply& reply) {
     std::string line = reply.action + " " + (reply.mask.empty() ? "(none)" : reply.mask) + ": ";
     if (reply.dry_run) {

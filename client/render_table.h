@@ -23,6 +23,9 @@ std::string batch_summary_line(const BatchReply& reply);
 // "online: 0-15" ... "busy: no".
 void render_status_table(std::ostream& out, const Status& status);
 
+// What `cpuctl cancel` prints: one line on the batch and, when it waited, how it ended.
+std::string cancel_summary_line(const CancelReply& reply);
+
 // Like `lscpu -e`: CPU NODE PACKAGE DIE CORE SIBLINGS ONLINE HOTPLUG.
 void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus);
 

@@ -39,7 +39,7 @@ _cpuctl() {
         colon=1
     fi
 
-    local commands="offline online plan status topology smt"
+    local commands="offline online plan status topology smt cancel"
     local global="--json --timeout --bus-address --help --help-all --version"
     local batch="--best-effort --strategy"
 
@@ -73,6 +73,7 @@ _cpuctl() {
         case $cmd in
         offline | online | smt) words="$batch --dry-run $global" ;;
         plan) words="$batch $global" ;;
+        cancel) words="--no-wait $global" ;;
         *) words=$global ;;
         esac
     else

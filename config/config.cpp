@@ -89,13 +89,15 @@ public:
                     static_cast<std::size_t>(integer(value, key, 1, 1000000));
             } else if (key == "recovery") {
                 config.engine.recovery = named(value, key, kRecoveryPolicyNames);
+            } else if (key == "on_stop") {
+                config.on_stop = named(value, key, kStopPolicyNames);
             } else if (key == "profiles") {
                 config.profiles = profiles(value, key);
             } else {
                 fail(key_node, key,
                      "unknown key (known: sysfs_root, bus, state_dir, log_level, protected_cpus, "
                      "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
-                     "recovery, profiles)");
+                     "recovery, on_stop, profiles)");
             }
         }
         return config;

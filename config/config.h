@@ -30,6 +30,7 @@ struct Config {
     // Where CPU uevents come from instead of the kernel (command line only, see
     // UeventMonitor::open_socket); empty: the kernel's, when sysfs_root is /sys.
     std::filesystem::path uevent_socket;
+    StopPolicy on_stop = StopPolicy::Cancel;  // the batch in flight at SIGTERM
     EngineSettings engine;
     std::map<std::string, Profile> profiles;
 };

@@ -130,6 +130,23 @@ void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
     admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
 }
 
+std::uint64_t Daemon::cancel(std::uint64_t batch_id, const std::string& caller) {
+    if (stopping_) {
+        throw Refusal(RefusalKind::Busy,
+                      std::string("cpuhpd is stopping; the batch in flight is being ") +
+                          (config_.on_stop == StopPolicy::Cancel ? "cancelled" : "finished"));
+    }
+    // No batch runs unless run() made the executor, and only begin_stop() lets it go.
+    const std::uint64_t cancelled = executor_ ? executor_->cancel(batch_id) : 0;
+    if (cancelled == 0) {
+        throw Refusal(RefusalKind::NoSuchBatch, "no batch is running");
+    }
+    log::info("batch " + std::to_string(cancelled) + ": cancel requested by " +
+                  (caller.empty() ? std::string("a caller") : caller),
+              {{"BATCH_ID", std::to_string(cancelled)}});
+    return cancelled;
+}
+
 void Daemon::admit(std::uint64_t token, const ChangeAsk& ask) {
     try {
         if (!executor_) {
@@ -210,21 +227,25 @@ void Daemon::on_batch_finished(const BatchReport& report) {
     if (!report.failed.empty()) {
         text += ", failed: " + report.failed.to_string();
     }
+    if (!report.cancelled.empty()) {
+        text += ", cancelled before " + report.cancelled.to_string();
+    }
     log::write(report.failed.empty() ? log::Level::Info : log::Level::Warning, text,
                {{"BATCH_ID", std::to_string(report.batch_id)},
                 {"ACTION", action},
                 {"STRATEGY", strategy},
                 {"CPUS", report.changed.to_string()},
                 {"FAILED_CPUS", report.failed.to_string()},
+                {"CANCELLED_CPUS", report.cancelled.to_string()},
                 {"REQUESTS", std::to_string(report.requests)},
                 {"DURATION_US", std::to_string(report.duration.count())},
                 {"EXPEDITED", report.expedited ? "1" : "0"}});
     if (adaptor_) {
         try {
-            adaptor_->emitBatchFinished(report.batch_id, action, strategy,
-                                        report.changed.to_string(), report.failed.to_string(),
-                                        static_cast<uint32_t>(report.requests),
-                                        static_cast<uint64_t>(report.duration.count()));
+            adaptor_->emitBatchFinished(
+                report.batch_id, action, strategy, report.changed.to_string(),
+                report.failed.to_string(), static_cast<uint32_t>(report.requests),
+                static_cast<uint64_t>(report.duration.count()), report.cancelled.to_string());
         } catch (const sdbus::Error& error) {
             log::warning(std::string("cannot emit BatchFinished: ") + error.what());
         }
@@ -301,7 +322,9 @@ void Daemon::begin_stop() {
         return;
     }
     stopping_ = true;
-    sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
+    const bool cancel = config_.on_stop == StopPolicy::Cancel;
+    sd_notify(0, cancel ? "STOPPING=1\nSTATUS=Cancelling the batch in flight"
+                        : "STOPPING=1\nSTATUS=Finishing the batch in flight");
     // Callers of org.cpuhpd1 hear at once that nobody serves it (or activate a new
     // instance) instead of waiting for a name that answers nothing; calls already addressed
     // to this connection get replies: reads are served, changes refused Busy.
@@ -310,10 +333,17 @@ void Daemon::begin_stop() {
     } catch (const sdbus::Error& error) {
         log::warning(std::string("cannot release ") + dbus::kBusName + ": " + error.getMessage());
     }
-    log::info(std::string("released ") + dbus::kBusName + "; finishing the batch in flight");
-    // After the changes admitted before it: the executor's destructor lets the batch in
-    // flight finish (never a half-done batch) and answers the queued requests Busy, through
-    // loop_.post(), which this loop keeps serving meanwhile.
+    log::info(std::string("released ") + dbus::kBusName +
+              (cancel ? "; cancelling the batch in flight (on_stop: cancel)"
+                      : "; finishing the batch in flight (on_stop: finish)"));
+    // The executor lives until the task below resets it, which only this function posts.
+    if (cancel) {
+        executor_->cancel_all();
+    }
+    // After the changes admitted before it: the executor's destructor waits for the batch in
+    // flight (cancelled: it stops after the write in flight and rolls atomic requests back)
+    // and answers the queued requests Busy, through loop_.post(), which this loop keeps
+    // serving meanwhile.
     admission_->post([this] {
         executor_.reset();
         loop_.post([this] { loop_.exit(0); });

@@ -48,6 +48,7 @@ public:
     bool busy() const override { return busy_; }
     const RecoveryReport& last_recovery() const override { return last_recovery_; }
     void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) override;
+    std::uint64_t cancel(std::uint64_t batch_id, const std::string& caller) override;
 
 private:
     // Any thread. Every read is also handed to the main thread (in the order of the reads),
@@ -66,8 +67,9 @@ private:
     void start_uevents();
     // Before the name is taken: undoes a batch the last daemon left unfinished.
     void recover_interrupted_batch();
-    // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, and finish the batch
-    // in flight on the admission thread while this loop goes on serving; then leave the loop.
+    // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, cancel the batch in
+    // flight (or let it finish: config on_stop) and wait for it on the admission thread
+    // while this loop goes on serving; then leave the loop.
     void begin_stop();
     std::unique_ptr<sdbus::IConnection> connect() const;
 

@@ -125,14 +125,11 @@ std::optional<uid_t> ManagerAdaptor::verified_caller_uid(std::string& why) const
 // also covers private buses and a policy that was edited. A daemon that does not run as
 // root (tests on a fake tree) also accepts its own user, who could write that tree anyway.
 // A caller whose identity the bus cannot vouch for is refused.
-void ManagerAdaptor::check_access(const RequestOptions& options) const {
-    if (options.dry_run) {
-        return;
-    }
+void ManagerAdaptor::check_may_change(const char* what) const {
     std::string why;
     const std::optional<uid_t> uid = verified_caller_uid(why);
     if (!uid) {
-        log::warning("refusing a change from " + caller() +
+        log::warning(std::string("refusing ") + what + " from " + caller() +
                      ": cannot verify the caller's identity: " + why);
         throw sdbus::Error(kAccessDenied,
                            "cannot verify the caller's identity (" + why +
@@ -158,7 +155,9 @@ std::string ManagerAdaptor::caller() const {
 void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
                             const std::map<std::string, sdbus::Variant>& options) {
     ask.options = read_options(options);
-    check_access(ask.options);
+    if (!ask.options.dry_run) {
+        check_may_change("a change");
+    }
     ask.caller = caller();
     const char* what = ask.smt_siblings                ? "SetSmt"
                        : ask.action == Action::Offline ? "Offline"
@@ -215,6 +214,13 @@ void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
         ChangeAsk ask = ask_for(action, "smt");
         ask.smt_siblings = true;
         change(std::move(result), std::move(ask), options);
+    });
+}
+
+uint64_t ManagerAdaptor::Cancel(const uint64_t& batch_id) {
+    return guarded("Cancel", [&] {
+        check_may_change("a cancel");
+        return static_cast<uint64_t>(backend_.cancel(batch_id, caller()));
     });
 }
 

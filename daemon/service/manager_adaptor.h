@@ -45,6 +45,9 @@ public:
     // main thread, exactly once. Throws Refusal(Busy) at once when the service is stopping or
     // the caller has too many unanswered changes.
     virtual void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) = 0;
+    // Cancels the running batch `batch_id` (0: whichever runs) for `caller`; returns its id.
+    // Throws Refusal(NoSuchBatch) when none such runs, Refusal(Busy) when stopping.
+    virtual std::uint64_t cancel(std::uint64_t batch_id, const std::string& caller) = 0;
 };
 
 class ManagerAdaptor final
@@ -70,6 +73,7 @@ private:
                 std::map<std::string, sdbus::Variant> options) override;
     void SetSmt(ChangeResult&& result, std::string state,
                 std::map<std::string, sdbus::Variant> options) override;
+    uint64_t Cancel(const uint64_t& batch_id) override;
     std::vector<TopologyEntry> GetTopology() override;
 
     std::string Online() override;
@@ -85,7 +89,9 @@ private:
     // Decodes the options of the call being processed (throws OptionError).
     RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;
     std::optional<uid_t> verified_caller_uid(std::string& why) const;
-    void check_access(const RequestOptions& options) const;
+    // Throws AccessDenied unless the caller may change CPU state (what the caller asked
+    // for, `what`, goes into the log line).
+    void check_may_change(const char* what) const;
     std::string caller() const;
     // Checks the options and the caller, then hands the change to the backend; the reply is
     // sent when the backend answers.

@@ -51,10 +51,11 @@ def main():
             batch_id, done, total = params.unpack()
             print(f"progress: batch {batch_id} {done}/{total}", flush=True)
         elif signal == "BatchFinished":
-            batch_id, action, strategy, changed, failed, requests, us = params.unpack()
+            batch_id, action, strategy, changed, failed, requests, us, cancelled = params.unpack()
             state["finished"][batch_id] = True
             print(f"finished: batch {batch_id} {action} via {strategy}, changed "
-                  f"'{changed}', failed '{failed}', {requests} request(s), {us} us", flush=True)
+                  f"'{changed}', failed '{failed}', {requests} request(s), {us} us"
+                  + (f", cancelled before '{cancelled}'" if cancelled else ""), flush=True)
             if state["reply"] and state["reply"][1]["batch_id"] == batch_id:
                 loop.quit()
 

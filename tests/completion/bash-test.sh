@@ -34,7 +34,7 @@ check() {
     fi
 }
 
-check "cpuctl " "offline online plan smt status topology"
+check "cpuctl " "cancel offline online plan smt status topology"
 check "cpuctl o" "offline online"
 check "cpuctl --json s" "smt status"
 check "cpuctl --timeout " ""
@@ -55,6 +55,7 @@ check "cpuctl plan offline a" "all"
 check "cpuctl plan offline --d" ""
 check "cpuctl smt " "off on"
 check "cpuctl smt on " ""
+check "cpuctl cancel --n" "--no-wait"
 check "cpuctl status --j" "--json"
 # With ':' not a word break bash passes "package:" whole; the replies are whole words.
 COMP_WORDBREAKS=$' \t\n"\'><=;|&('

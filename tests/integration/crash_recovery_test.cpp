@@ -43,57 +43,9 @@ std::set<unsigned> first(const std::vector<unsigned>& order, std::size_t n) {
     return {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
-class CrashRecoveryTest : public CpuhpdTest {
+class CrashRecoveryTest : public PinnedBatchTest {
 protected:
-    DaemonConfig config() const override {
-        DaemonConfig c;
-        c.min_online = 1;  // all 15 APs may go
-        c.coalesce_ms = 0;
-        c.extra_yaml = extra_yaml();
-        // As on /sys: the daemon keeps its state from uevents instead of re-reading the tree
-        // for every D-Bus message, whose reads (opening a FIFO) would let a blocked write go.
-        c.uevent_socket = true;
-        return c;
-    }
-    virtual std::string extra_yaml() const { return ""; }
-
     fs::path journal() const { return world_->dir() / "state" / "batch.journal"; }
-
-    // The order the daemon writes `mask` in (a dry run).
-    std::vector<unsigned> planned_order(const std::string& method, const std::string& mask) {
-        const CallResult r = client_->call(method, mask, {{"dry_run", true}});
-        EXPECT_TRUE(r.ok) << r.describe();
-        const auto order = r.order();
-        return {order.begin(), order.end()};
-    }
-
-    // cpuN/online becomes a FIFO: the daemon's next write of it blocks in open() (no reader),
-    // and its reads of it find nothing and fall back to the summary list.
-    void block_writes_to(unsigned cpu) {
-        const fs::path file = tree().online_file(cpu);
-        fs::remove(file);
-        ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0) << file << ": " << std::strerror(errno);
-    }
-
-    // A regular online file again, holding what the (fake) kernel's state is.
-    void unblock(unsigned cpu, const std::string& value) {
-        const fs::path file = tree().online_file(cpu);
-        fs::remove(file);
-        std::ofstream(file) << value << "\n";
-    }
-
-    // Waits (bounded) until the online file of each of `cpus` holds `value`.
-    bool files_show(const std::set<unsigned>& cpus, const std::string& value) {
-        return eventually(
-            [&] {
-                const auto files = tree().online_files();
-                return std::all_of(cpus.begin(), cpus.end(), [&](unsigned c) {
-                    const auto it = files.find(c);
-                    return it != files.end() && it->second == value;
-                });
-            },
-            10s);
-    }
 
     void kill_daemon() {
         client_.reset();
@@ -172,27 +124,6 @@ TEST_P(KilledAfterCpus, RecoveryPutsEveryCpuAndRcuExpeditedBack) {
 INSTANTIATE_TEST_SUITE_P(EveryStep, KilledAfterCpus, ::testing::Range(0, 15));
 
 // ------------------------------------------------------------ killed during rollback
-
-// A reader for a FIFO the daemon writes: opened without waiting (the daemon's open then
-// finds it, before or after), then, once the daemon has written and closed (bounded wait),
-// whatever it wrote is taken out of the pipe, so that no later read by the daemon finds
-// it there. -1 when the daemon never came.
-int drain_after_write(const fs::path& fifo) {
-    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        return -1;
-    }
-    // POLLIN: the value is there (one write(2) of one byte); POLLHUP: the writer closed.
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 10000) != 1) {
-        ::close(fd);
-        return -1;
-    }
-    char buf[16];
-    while (::read(fd, buf, sizeof buf) > 0) {
-    }
-    return fd;
-}
 
 // The rollback of a failed atomic batch, pinned with FIFOs:
 // - cpu13: the test holds a read end, so the forward write goes through; the test lets go

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -210,6 +212,64 @@ void HangingRead::release(const std::string& value) {
     }
     ::close(writer_);
     writer_ = -1;
+}
+
+DaemonConfig PinnedBatchTest::config() const {
+    DaemonConfig c;
+    c.min_online = 1;  // all 15 APs may go
+    c.coalesce_ms = 0;
+    c.extra_yaml = extra_yaml();
+    c.uevent_socket = true;
+    return c;
+}
+
+std::vector<unsigned> PinnedBatchTest::planned_order(const std::string& method,
+                                                     const std::string& mask) {
+    const CallResult r = client_->call(method, mask, {{"dry_run", true}});
+    EXPECT_TRUE(r.ok) << r.describe();
+    const auto order = r.order();
+    return {order.begin(), order.end()};
+}
+
+void PinnedBatchTest::block_writes_to(unsigned cpu) {
+    const std::filesystem::path file = tree().online_file(cpu);
+    std::filesystem::remove(file);
+    ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0) << file << ": " << std::strerror(errno);
+}
+
+void PinnedBatchTest::unblock(unsigned cpu, const std::string& value) {
+    const std::filesystem::path file = tree().online_file(cpu);
+    std::filesystem::remove(file);
+    std::ofstream(file) << value << "\n";
+}
+
+bool PinnedBatchTest::files_show(const std::set<unsigned>& cpus, const std::string& value) {
+    return eventually(
+        [&] {
+            const auto files = tree().online_files();
+            return std::all_of(cpus.begin(), cpus.end(), [&](unsigned c) {
+                const auto it = files.find(c);
+                return it != files.end() && it->second == value;
+            });
+        },
+        10s);
+}
+
+int drain_after_write(const std::filesystem::path& fifo) {
+    const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    // POLLIN: the value is there (one write(2) of one byte); POLLHUP: the writer closed.
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 10000) != 1) {
+        ::close(fd);
+        return -1;
+    }
+    char buf[16];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    return fd;
 }
 
 }  // namespace cpuhpd::itest

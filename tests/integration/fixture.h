@@ -149,4 +149,31 @@ protected:
     std::unique_ptr<RawClient> client_;
 };
 
+// A batch held at a known step: the next CPU's online file is turned into a FIFO, so the
+// daemon's write of it blocks in open() (no reader) until the test lets it go. The daemon
+// keeps its state from uevents, as on /sys: re-reading the tree for every D-Bus message
+// would open the FIFO and let the blocked write through.
+class PinnedBatchTest : public CpuhpdTest {
+protected:
+    DaemonConfig config() const override;  // min_online 1, no coalescing, uevents
+    virtual std::string extra_yaml() const { return ""; }
+
+    // The order the daemon writes `mask` in (a dry run).
+    std::vector<unsigned> planned_order(const std::string& method, const std::string& mask);
+    // cpuN/online becomes a FIFO: the daemon's next write of it blocks in open() (no reader),
+    // and its reads of it find nothing and fall back to the summary list.
+    void block_writes_to(unsigned cpu);
+    // A regular online file again, holding what the (fake) kernel's state is.
+    void unblock(unsigned cpu, const std::string& value);
+    // Waits (bounded) until the online file of each of `cpus` holds `value`.
+    bool files_show(const std::set<unsigned>& cpus, const std::string& value);
+};
+
+// A reader for a FIFO the daemon writes: opened without waiting (the daemon's open then
+// finds it, before or after), then, once the daemon has written and closed (bounded wait),
+// whatever it wrote is taken out of the pipe, so that no later read by the daemon finds
+// it there. Returns the open read end (later writes of the FIFO go through while it is
+// open), or -1 when the daemon never came.
+int drain_after_write(const std::filesystem::path& fifo);
+
 }  // namespace cpuhpd::itest

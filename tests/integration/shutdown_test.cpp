@@ -22,9 +22,10 @@ protected:
     DaemonConfig config() const override {
         DaemonConfig c;
         c.coalesce_ms = 0;
-        c.extra_yaml = "expedite: always\n";
+        c.extra_yaml = "expedite: always\n" + on_stop();
         return c;
     }
+    virtual std::string on_stop() const { return "on_stop: finish\n"; }
     void prepare_tree(test::FakeSysfs& t) override {
         const auto fifo = t.root() / "kernel/rcu_expedited";
         std::filesystem::remove(fifo);
@@ -101,6 +102,54 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     caller.join();
     EXPECT_TRUE(first.ok) << first.describe();
     EXPECT_EQ(tree().online_files(), expected_files({4}));
+    EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
+}
+
+// The default, on_stop: cancel. The batch is held before its first write (reading
+// rcu_expedited) when SIGTERM comes; let go, it writes nothing, its caller hears that every
+// CPU was cancelled, and the daemon exits 0.
+class CancelAtStopTest : public StopDuringBatchTest {
+protected:
+    std::string on_stop() const override { return ""; }
+};
+
+TEST_F(CancelAtStopTest, SigtermCancelsTheBatchInFlightAndAnswersItsCaller) {
+    const auto fifo = tree().root() / "kernel/rcu_expedited";
+    HangingRead hang(fifo);
+    ASSERT_TRUE(hang.holding()) << std::strerror(errno);
+    CallResult first;
+    std::thread caller([&] {
+        RawClient c(world_->bus_address());
+        first = c.call("Offline", "4-7", {}, 60s);
+    });
+    struct Join {
+        std::thread& t;
+        ~Join() {
+            if (t.joinable()) {
+                t.join();
+            }
+        }
+    } join{caller};
+    ASSERT_TRUE(hang.wait_for_reader(20s)) << "the batch never read kernel/rcu_expedited";
+    ASSERT_EQ(::kill(world_->daemon().pid(), SIGTERM), 0);
+    ASSERT_TRUE(log_shows(*world_, "cancelling the batch in flight (on_stop: cancel)"))
+        << world_->daemon_log();
+
+    const auto plain = tree().root() / "kernel/rcu_expedited.plain";
+    std::ofstream(plain) << "0\n";
+    std::filesystem::rename(plain, fifo);
+    hang.release("0\n");
+    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
+    EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
+    caller.join();
+    ASSERT_TRUE(first.ok) << first.describe();
+    EXPECT_EQ(first.str("outcome"), "failed");
+    for (unsigned cpu = 4; cpu <= 7; ++cpu) {
+        const auto r = first.result_for(cpu);
+        ASSERT_TRUE(r.has_value()) << cpu;
+        EXPECT_EQ(r->result, "cancelled") << cpu << ": " << r->message;
+    }
+    EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
 }
 

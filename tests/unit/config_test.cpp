@@ -36,6 +36,7 @@ TEST(Config, EmptyTextGivesDefaults) {
     EXPECT_EQ(config.engine.expedite, Expedite::Auto);
     EXPECT_EQ(config.engine.default_mode, Mode::Atomic);
     EXPECT_EQ(config.engine.max_queued_requests, 256u);
+    EXPECT_EQ(config.on_stop, StopPolicy::Cancel);
     EXPECT_TRUE(config.profiles.empty());
 }
 
@@ -51,6 +52,7 @@ coalesce_ms: 0
 expedite: never
 default_mode: best-effort
 max_queued_requests: 16
+on_stop: finish
 profiles:
   night:
     offline: "package:1"
@@ -69,6 +71,7 @@ profiles:
     EXPECT_EQ(config.engine.expedite, Expedite::Never);
     EXPECT_EQ(config.engine.default_mode, Mode::BestEffort);
     EXPECT_EQ(config.engine.max_queued_requests, 16u);
+    EXPECT_EQ(config.on_stop, StopPolicy::Finish);
     ASSERT_EQ(config.profiles.size(), 3u);
     EXPECT_EQ(config.profiles.at("night").offline, "package:1");
     EXPECT_EQ(config.profiles.at("night").online, "");
@@ -107,6 +110,7 @@ TEST(Config, BadValues) {
         {"default_mode: careful\n",
          "test.yaml:1: key 'default_mode': 'careful' is not one of atomic, best-effort"},
         {"log_level: loud\n", "test.yaml:1: key 'log_level': 'loud' is not one of"},
+        {"on_stop: wait\n", "test.yaml:1: key 'on_stop': 'wait' is not one of cancel, finish"},
         {"protected_cpus: 5-1\n",
          "test.yaml:1: key 'protected_cpus': invalid cpulist '5-1' at position"},
         {"protected_cpus: abc\n", "test.yaml:1: key 'protected_cpus': invalid cpulist 'abc'"},
@@ -163,11 +167,12 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
         load_config(file);
         FAIL() << "no error";
     } catch (const ConfigError& error) {
-        EXPECT_EQ(std::string(error.what()), file.string() +
-                                                 ":2: key 'nope': unknown key (known: sysfs_root, "
-                                                 "bus, state_dir, log_level, protected_cpus, "
-                                                 "min_online, coalesce_ms, expedite, default_mode, "
-                                                 "max_queued_requests, recovery, profiles)");
+        EXPECT_EQ(std::string(error.what()),
+                  file.string() +
+                      ":2: key 'nope': unknown key (known: sysfs_root, "
+                      "bus, state_dir, log_level, protected_cpus, "
+                      "min_online, coalesce_ms, expedite, default_mode, "
+                      "max_queued_requests, recovery, on_stop, profiles)");
     }
 }
 

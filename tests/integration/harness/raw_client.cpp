@@ -366,6 +366,21 @@ std::map<std::string, Variant> RawClient::get_vardict(const std::string& propert
     return out;
 }
 
+RawClient::Cancelled RawClient::cancel(std::uint64_t batch_id) {
+    BusError err;
+    MessageRef reply;
+    Cancelled out;
+    const int r = sd_bus_call_method(bus_, kBusName, kPath, kInterface, "Cancel", &err.e, &reply.m,
+                                     "t", batch_id);
+    if (r < 0) {
+        out.error_name = err.e.name ? err.e.name : error_text(-r);
+        out.error_message = err.e.message ? err.e.message : "";
+        return out;
+    }
+    check(sd_bus_message_read(reply.m, "t", &out.batch_id), "Cancel reply");
+    return out;
+}
+
 std::vector<RawClient::TopologyEntry> RawClient::get_topology() {
     BusError err;
     MessageRef reply;
@@ -399,9 +414,10 @@ std::vector<RawClient::TopologyEntry> RawClient::get_topology() {
 int RawClient::on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error*) {
     auto* self = static_cast<RawClient*>(userdata);
     BatchFinished b;
-    const char *action = nullptr, *strategy = nullptr, *changed = nullptr, *failed = nullptr;
-    int r = sd_bus_message_read(m, "tssssut", &b.batch_id, &action, &strategy, &changed, &failed,
-                                &b.requests, &b.duration_us);
+    const char *action = nullptr, *strategy = nullptr, *changed = nullptr, *failed = nullptr,
+               *cancelled = nullptr;
+    int r = sd_bus_message_read(m, "tssssuts", &b.batch_id, &action, &strategy, &changed, &failed,
+                                &b.requests, &b.duration_us, &cancelled);
     if (r < 0) {
         b.action = "<unparsable BatchFinished: " + error_text(-r) + ">";
     } else {
@@ -409,6 +425,7 @@ int RawClient::on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error
         b.strategy = strategy;
         b.changed = changed;
         b.failed = failed;
+        b.cancelled = cancelled;
     }
     self->batches_.push_back(b);
     return 0;

@@ -52,6 +52,7 @@ struct BatchFinished {
     std::string action, strategy, changed, failed;
     std::uint32_t requests = 0;
     std::uint64_t duration_us = 0;
+    std::string cancelled;
 };
 struct BatchProgress {
     std::uint64_t batch_id = 0;
@@ -84,6 +85,12 @@ public:
     CallResult call_with_entries(const std::string& method, const std::string& arg,
                                  const std::vector<std::pair<std::string, Option>>& options,
                                  std::chrono::seconds timeout = 30s);
+    // Cancel(batch_id): the id of the batch cancelled, or the D-Bus error (name, message).
+    struct Cancelled {
+        std::uint64_t batch_id = 0;
+        std::string error_name, error_message;  // set when the call failed
+    };
+    Cancelled cancel(std::uint64_t batch_id);
     // Property getters; on a D-Bus error they throw std::runtime_error with its name.
     std::string get_string(const std::string& property);
     std::vector<std::string> get_strv(const std::string& property);
