@@ -18,15 +18,8 @@ pid=$(daemon_pid)
 echo "+ cpuctl offline --strategy per-cpu all &"
 cpuctl --timeout $CPUCTL_TIMEOUT offline --strategy per-cpu all >/tmp/crash.out 2>&1 &
 caller=$!
-# Kill as soon as a CPU is offline (a CPU takes 50-300 ms under TCG). The loop reads the
-# file with the shell's own `read`: a fork per look (awk, sleep) took longer than a CPU.
-i=0
-while [ $i -lt 2000000 ]; do
-    read -r off <$SYS/offline
-    [ -n "$off" ] && break
-    i=$((i + 1))
-done
-[ -n "$off" ] || fail "no CPU went offline"
+# Kill as soon as a CPU is offline.
+wait_for_first_offline || fail "no CPU went offline"
 kill -KILL "$pid"
 expedited=$(cat $RE)
 journal_left=0

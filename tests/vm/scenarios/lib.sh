@@ -159,6 +159,20 @@ restore_all_online() {
     return 0
 }
 
+# wait_for_first_offline: returns as soon as $SYS/offline names a CPU (it sets OFFLINE to
+# it), 1 when none went. Reads with the shell's own `read`: a fork per look (awk, sleep)
+# takes longer than a CPU's offline under TCG (50-300 ms).
+wait_for_first_offline() {
+    local i=0
+    OFFLINE=
+    while [ $i -lt 2000000 ]; do
+        read -r OFFLINE <$SYS/offline
+        [ -n "$OFFLINE" ] && return 0
+        i=$((i + 1))
+    done
+    return 1
+}
+
 # ---------------------------------------------------------------- cpuctl
 # cc ARGS...: runs cpuctl --timeout T ARGS, sets RC, OUT (stdout file), ERR, MS, and
 # (with --json) loads the output's fields into J_* variables with ONE jq run
@@ -179,10 +193,11 @@ cc() {
 }
 # json_load FILE: J_VALID (1 when the file is one JSON object), J_OUTCOME, J_ACTION,
 # J_MODE, J_STRATEGY, J_BATCH, J_ORDER, J_CPUS, J_CHANGED, J_UNCHANGED, J_FAILED,
-# J_ROLLED (rolled-back), J_REFUSED, J_ERRORS ("cpu:ERRNO ..."), J_ONLINE, J_OFFLINE
+# J_ROLLED (rolled-back), J_REFUSED, J_CANCELLED (cpus with result cancelled), J_ERRORS
+# ("cpu:ERRNO ..."), J_ONLINE, J_OFFLINE
 json_load() {
     J_VALID=0 J_OUTCOME= J_ACTION= J_MODE= J_STRATEGY= J_BATCH= J_ORDER= J_CPUS= J_CHANGED=
-    J_UNCHANGED= J_FAILED= J_ROLLED= J_REFUSED= J_ERRORS= J_ONLINE= J_OFFLINE=
+    J_UNCHANGED= J_FAILED= J_ROLLED= J_REFUSED= J_CANCELLED= J_ERRORS= J_ONLINE= J_OFFLINE=
     eval "$(jq -r 'select(type == "object") |
         def s(f): (f // "") | tostring | @sh;
         def l(f): [f | tostring] | join(" ") | @sh;
@@ -193,6 +208,7 @@ json_load() {
         "J_ORDER=" + l(.order[]?), "J_CPUS=" + l(.cpus[]?.cpu),
         "J_CHANGED=" + r("changed"), "J_UNCHANGED=" + r("unchanged"), "J_FAILED=" + r("failed"),
         "J_ROLLED=" + r("rolled-back"), "J_REFUSED=" + r("refused"),
+        "J_CANCELLED=" + r("cancelled"),
         "J_ERRORS=" + l(.cpus[]? | "\(.cpu):\(.error // "")"),
         "J_ONLINE=" + s(.online), "J_OFFLINE=" + s(.offline)' <"$1" 2>/dev/null)"
 }
@@ -203,7 +219,7 @@ json_ok() { [ "$J_VALID" = 1 ] || fail "$1: cpuctl --json printed no JSON object
 json_cpus_with() {
     case "$1" in
     changed) echo $J_CHANGED ;; unchanged) echo $J_UNCHANGED ;; failed) echo $J_FAILED ;;
-    rolled-back) echo $J_ROLLED ;; refused) echo $J_REFUSED ;;
+    rolled-back) echo $J_ROLLED ;; refused) echo $J_REFUSED ;; cancelled) echo $J_CANCELLED ;;
     esac
 }
 # Check a successful offline/online JSON: outcome ok, every CPU of $1 "changed".

@@ -1,0 +1,70 @@
+#!/bin/sh
+# cancel: `cpuctl cancel` in the middle of an atomic `cpuctl offline all` (per-CPU writes, so
+# that there is a middle) on a real kernel: the batch stops after the CPU in flight, the
+# CPUs it took offline come back, the offline call reports them rolled-back and the rest
+# cancelled, and rcu_expedited is back. Then SIGTERM in the middle of a batch (on_stop:
+# cancel): the caller gets the same kind of reply, every CPU is online, the daemon exits 0.
+. /cpuhpd-tests/lib.sh
+need_binaries
+assert_all_online "start"
+RE=/sys/kernel/rcu_expedited
+[ -w $RE ] || skip "no writable $RE"
+H=$(hotpluggable)
+n=$(count $H)
+[ $n -ge 4 ] || skip "needs 4 hotpluggable CPUs, have $n"
+orig=$(cat $RE)
+
+# A cancelled atomic batch.
+echo "+ cpuctl --json offline --strategy per-cpu all &"
+cpuctl --timeout $CPUCTL_TIMEOUT --json offline --strategy per-cpu all >/tmp/cancel.out 2>&1 &
+caller=$!
+wait_for_first_offline || fail "no CPU went offline"
+cc --json cancel
+cancel_rc=$RC
+cp $OUT /tmp/cancel.cancel
+wait "$caller"
+caller_rc=$?
+[ $cancel_rc = 0 ] || fail "cpuctl cancel: exit $cancel_rc (did the batch end before the cancel?)"
+sed 's/^/  | /' /tmp/cancel.cancel
+json_load /tmp/cancel.out
+json_ok "the cancelled offline"
+note "offline reply: outcome $J_OUTCOME, rolled back {$(compress $J_ROLLED)}, cancelled {$(compress $J_CANCELLED)}"
+assert_eq "$caller_rc" 1 "the cancelled atomic offline: cpuctl exit code"
+assert_eq "$J_OUTCOME" failed "the cancelled atomic offline: outcome"
+[ -n "$J_ROLLED" ] || fail "no CPU was rolled back: the cancel came before the first CPU went"
+[ -n "$J_CANCELLED" ] || fail "no CPU was cancelled"
+assert_eq "$(union $J_ROLLED $J_CANCELLED)" "$(union $J_CPUS)" "rolled back and cancelled CPUs: all of them"
+assert_eq "$(jq -r .cancelled /tmp/cancel.cancel)" "$(compress $J_CANCELLED)" \
+    "cpuctl cancel: the cancelled CPUs of BatchFinished"
+assert_all_online "after the cancel"
+assert_eq "$(cat $RE)" "$orig" "rcu_expedited after the cancel"
+grep -q "cancel requested by" $DAEMON_LOG || fail "no cancel line in the daemon log"
+
+# SIGTERM in the middle of a batch: cancelled, every caller answered, exit 0.
+pid=$(daemon_pid)
+echo "+ cpuctl --json offline --strategy per-cpu all &"
+cpuctl --timeout $CPUCTL_TIMEOUT --json offline --strategy per-cpu all >/tmp/cancel.out 2>&1 &
+caller=$!
+wait_for_first_offline || fail "no CPU went offline"
+t0=$(now_ms)
+kill -TERM "$pid"
+wait "$caller"
+caller_rc=$?
+i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+t1=$(now_ms)
+kill -0 "$pid" 2>/dev/null && fail "cpuhpd still runs 30 s after SIGTERM"
+note "cpuhpd stopped $((t1 - t0)) ms after SIGTERM"
+rm -f $PIDFILE
+json_load /tmp/cancel.out
+json_ok "the offline at SIGTERM"
+note "offline reply: outcome $J_OUTCOME, rolled back {$(compress $J_ROLLED)}, cancelled {$(compress $J_CANCELLED)}"
+assert_eq "$caller_rc" 1 "the offline at SIGTERM: cpuctl exit code"
+[ -n "$J_CANCELLED" ] || fail "SIGTERM cancelled no CPU"
+assert_all_online "after SIGTERM"
+assert_eq "$(cat $RE)" "$orig" "rcu_expedited after SIGTERM"
+grep -q "cancelling the batch in flight (on_stop: cancel)" $DAEMON_LOG ||
+    fail "no 'cancelling the batch in flight' line in the daemon log"
+tail -n 1 $DAEMON_LOG | grep -q "stopped" || fail "the daemon log does not end with 'stopped'"
+i=0; while bus_has_owner && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+daemon_start $CONF || fail "cpuhpd did not start again"
+exit 0
