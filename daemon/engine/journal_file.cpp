@@ -364,13 +364,17 @@ void FileJournal::end() {
     ::close(fd_);
     fd_ = -1;
     installed_ = false;
-    if (::unlink(path_.c_str()) != 0) {
-        if (warn_) {
-            warn_("batch journal " + path_.string() + ": remove: " + std::strerror(errno));
-        }
-        return;
+    if (const int err = remove_journal_file(path_); err != 0 && warn_) {
+        warn_("batch journal " + path_.string() + ": remove: " + std::strerror(err));
     }
-    fsync_dir(dir_);
+}
+
+int remove_journal_file(const std::filesystem::path& file) {
+    if (::unlink(file.c_str()) != 0) {
+        return errno;
+    }
+    fsync_dir(file.parent_path());
+    return 0;
 }
 
 // ------------------------------------------------------------------ reading

@@ -64,6 +64,10 @@ private:
     bool installed_ = false;  // that journal is at path_ (renamed into place, not yet ended)
 };
 
+// Removes a journal and fsyncs its directory, so that the removal outlives a power loss
+// too. Returns 0 or unlink's errno (the directory is then left alone).
+int remove_journal_file(const std::filesystem::path& file);
+
 // CLOCK_BOOTTIME now, in nanoseconds.
 std::uint64_t boottime_ns();
 

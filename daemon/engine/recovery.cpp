@@ -69,15 +69,6 @@ std::variant<std::string, std::string> read_journal_file(const std::filesystem::
     return std::variant<std::string, std::string>(std::in_place_index<0>, std::move(text));
 }
 
-void remove_journal(const std::filesystem::path& file) {
-    ::unlink(file.c_str());
-    const int dir = ::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
-}
-
 RecoveryReport rejected(RecoveryReport report, const std::filesystem::path& file,
                         const std::string& why) {
     report.outcome = RecoveryOutcome::Rejected;
@@ -156,13 +147,13 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
                               to_string(record.action) + " " + cpus_or_none(report.planned) +
                               " via " + to_string(record.strategy) + ")";
     if (record.ended) {
-        remove_journal(file);
+        remove_journal_file(file);
         report.outcome = RecoveryOutcome::Finished;
         report.summary = batch + " had finished; its journal was removed";
         return report;
     }
     if (record.boottime_ns > boottime_ns()) {
-        remove_journal(file);
+        remove_journal_file(file);
         report.outcome = RecoveryOutcome::Stale;
         report.summary = batch +
                          " was interrupted before the last boot, which reset every CPU; "
@@ -205,7 +196,7 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
                                                                               : report.failed)
                 .add(cpu);
     }
-    remove_journal(file);
+    remove_journal_file(file);
 
     report.summary = batch + " was interrupted: " + std::to_string(report.found.count()) + " of " +
                      std::to_string(report.planned.count()) + " CPUs had changed (" +
