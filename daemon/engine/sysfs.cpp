@@ -82,7 +82,9 @@ std::optional<std::string> read_attribute(const std::filesystem::path& file) {
     if (fd < 0) {
         return std::nullopt;
     }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    // F_SETFL replaces the status flags only, of which O_NONBLOCK was the one set: one call
+    // (this runs for every attribute of every CPU each time the machine is read).
+    ::fcntl(fd, F_SETFL, 0);
     std::string out;
     char buf[4096];
     while (true) {
