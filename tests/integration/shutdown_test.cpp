@@ -27,17 +27,55 @@ protected:
     }
     virtual std::string on_stop() const { return "on_stop: finish\n"; }
     void prepare_tree(test::FakeSysfs& t) override {
-        const auto fifo = t.root() / "kernel/rcu_expedited";
+        const auto fifo = rcu_expedited(t);
         std::filesystem::remove(fifo);
         ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     }
+    static std::filesystem::path rcu_expedited(test::FakeSysfs& t) {
+        return t.root() / "kernel/rcu_expedited";
+    }
+
+    // Calls Offline `mask` on its own connection, and returns once its batch is held in
+    // reading kernel/rcu_expedited.
+    void start_held_batch(const std::string& mask) {
+        hang_ = std::make_unique<HangingRead>(rcu_expedited(tree()));
+        ASSERT_TRUE(hang_->holding()) << std::strerror(errno);
+        caller_ = std::thread([this, mask] {
+            RawClient c(world_->bus_address());
+            reply_ = c.call("Offline", mask, {}, 60s);
+        });
+        ASSERT_TRUE(hang_->wait_for_reader(20s)) << "the batch never read kernel/rcu_expedited";
+    }
+
+    // Lets the batch go on (later reads of rcu_expedited find a plain file holding 0), then
+    // waits for the daemon to exit 0 and for the reply.
+    void release_and_expect_exit() {
+        const auto fifo = rcu_expedited(tree());
+        const auto plain = tree().root() / "kernel/rcu_expedited.plain";
+        std::ofstream(plain) << "0\n";
+        std::filesystem::rename(plain, fifo);
+        hang_->release("0\n");
+        ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
+        EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
+        caller_.join();
+    }
+
+    void TearDown() override {
+        CpuhpdTest::TearDown();  // stops the daemon: a caller still waiting gets an error
+        if (caller_.joinable()) {
+            caller_.join();
+        }
+    }
+
+    std::unique_ptr<HangingRead> hang_;
+    std::thread caller_;
+    CallResult reply_;
 };
 
 // After SIGTERM the daemon kept org.cpuhpd1 but served nothing until the batch in flight
 // ended (up to TimeoutStopSec). It now lets go of the name at once, answers the calls that
 // still reach it (reads served, changes refused Busy), finishes the batch and exits.
 TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFlight) {
-    const auto fifo = tree().root() / "kernel/rcu_expedited";
     sd_bus_message* owner_reply = nullptr;
     ASSERT_GE(sd_bus_call_method(client_->bus(), "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                  "org.freedesktop.DBus", "GetNameOwner", nullptr, &owner_reply, "s",
@@ -48,24 +86,8 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     const std::string owner = owner_c;
     sd_bus_message_unref(owner_reply);
 
-    HangingRead hang(fifo);
-    ASSERT_TRUE(hang.holding()) << std::strerror(errno);
-    CallResult first;
-    std::thread caller([&] {
-        RawClient c(world_->bus_address());
-        first = c.call("Offline", "4", {}, 60s);
-    });
-    struct Join {
-        std::thread& t;
-        ~Join() {
-            if (t.joinable()) {
-                t.join();
-            }
-        }
-    } join{caller};
-    // The batch's worker opens kernel/rcu_expedited to read it: from then on the batch is in
-    // flight, waiting for the value.
-    ASSERT_TRUE(hang.wait_for_reader(20s)) << "the batch never read kernel/rcu_expedited";
+    // From here on the batch is in flight, waiting for the value.
+    start_held_batch("4");
 
     // NameOwnerChanged wakes the wait below when the name goes.
     ASSERT_GE(sd_bus_match_signal(client_->bus(), nullptr, "org.freedesktop.DBus",
@@ -92,15 +114,8 @@ TEST_F(StopDuringBatchTest, SigtermReleasesTheNameAtOnceAndFinishesTheBatchInFli
     EXPECT_STREQ(online, "0-15");
     free(online);
 
-    // Let the batch go on: later writes of rcu_expedited find a plain file; then the value.
-    const auto plain = tree().root() / "kernel/rcu_expedited.plain";
-    std::ofstream(plain) << "0\n";
-    std::filesystem::rename(plain, fifo);
-    hang.release("0\n");
-    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
-    EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
-    caller.join();
-    EXPECT_TRUE(first.ok) << first.describe();
+    release_and_expect_exit();
+    EXPECT_TRUE(reply_.ok) << reply_.describe();
     EXPECT_EQ(tree().online_files(), expected_files({4}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
 }
@@ -114,38 +129,15 @@ protected:
 };
 
 TEST_F(CancelAtStopTest, SigtermCancelsTheBatchInFlightAndAnswersItsCaller) {
-    const auto fifo = tree().root() / "kernel/rcu_expedited";
-    HangingRead hang(fifo);
-    ASSERT_TRUE(hang.holding()) << std::strerror(errno);
-    CallResult first;
-    std::thread caller([&] {
-        RawClient c(world_->bus_address());
-        first = c.call("Offline", "4-7", {}, 60s);
-    });
-    struct Join {
-        std::thread& t;
-        ~Join() {
-            if (t.joinable()) {
-                t.join();
-            }
-        }
-    } join{caller};
-    ASSERT_TRUE(hang.wait_for_reader(20s)) << "the batch never read kernel/rcu_expedited";
+    start_held_batch("4-7");
     ASSERT_EQ(::kill(world_->daemon().pid(), SIGTERM), 0);
     ASSERT_TRUE(log_shows(*world_, "cancelling the batch in flight (on_stop: cancel)"))
         << world_->daemon_log();
-
-    const auto plain = tree().root() / "kernel/rcu_expedited.plain";
-    std::ofstream(plain) << "0\n";
-    std::filesystem::rename(plain, fifo);
-    hang.release("0\n");
-    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 30s)) << "still running";
-    EXPECT_EQ(world_->daemon().exit_code(), 0) << world_->daemon_log();
-    caller.join();
-    ASSERT_TRUE(first.ok) << first.describe();
-    EXPECT_EQ(first.str("outcome"), "failed");
+    release_and_expect_exit();
+    ASSERT_TRUE(reply_.ok) << reply_.describe();
+    EXPECT_EQ(reply_.str("outcome"), "failed");
     for (unsigned cpu = 4; cpu <= 7; ++cpu) {
-        const auto r = first.result_for(cpu);
+        const auto r = reply_.result_for(cpu);
         ASSERT_TRUE(r.has_value()) << cpu;
         EXPECT_EQ(r->result, "cancelled") << cpu << ": " << r->message;
     }

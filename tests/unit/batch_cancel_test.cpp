@@ -12,15 +12,6 @@
 namespace cpuhpd::test {
 namespace {
 
-const CpuResult& result_for(const RequestResult& r, unsigned cpu) {
-    for (const auto& c : r.cpus)
-        if (c.cpu == cpu)
-            return c;
-    ADD_FAILURE() << "no result for CPU " << cpu;
-    static const CpuResult none;
-    return none;
-}
-
 // True from the (writes + 1)-th check on: the batch writes `writes` CPUs, then stops.
 CancelCheck cancel_after(std::size_t writes) {
     auto checks = std::make_shared<std::size_t>(0);

@@ -50,15 +50,6 @@ FakeTopology bulk_topology() {
     return t;
 }
 
-const CpuResult& result_for(const RequestResult& r, unsigned cpu) {
-    for (const auto& c : r.cpus)
-        if (c.cpu == cpu)
-            return c;
-    ADD_FAILURE() << "no result for CPU " << cpu;
-    static const CpuResult none;
-    return none;
-}
-
 using Strings = std::vector<std::string>;
 
 // --- admit ---

@@ -1,6 +1,8 @@
 // A fake machine and an engine bound to it, shared by the planner, batch and executor tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 
 #include "batch_runner.h"
@@ -42,6 +44,16 @@ struct FakeMachine {
     EngineSettings settings;
     std::unique_ptr<BatchRunner> runner;
 };
+
+// The result of `cpu` in `r`; a test failure (and an empty result) when there is none.
+inline const CpuResult& result_for(const RequestResult& r, unsigned cpu) {
+    for (const auto& c : r.cpus)
+        if (c.cpu == cpu)
+            return c;
+    ADD_FAILURE() << "no result for CPU " << cpu;
+    static const CpuResult none;
+    return none;
+}
 
 inline CpuSet set(std::initializer_list<unsigned> cpus) {
     return CpuSet::from(std::vector<unsigned>(cpus));

@@ -5,14 +5,8 @@
 # cancelled, and rcu_expedited is back. Then SIGTERM in the middle of a batch (on_stop:
 # cancel): the caller gets the same kind of reply, every CPU is online, the daemon exits 0.
 . /cpuhpd-tests/lib.sh
-need_binaries
-assert_all_online "start"
-RE=/sys/kernel/rcu_expedited
-[ -w $RE ] || skip "no writable $RE"
-H=$(hotpluggable)
-n=$(count $H)
-[ $n -ge 4 ] || skip "needs 4 hotpluggable CPUs, have $n"
-orig=$(cat $RE)
+need_rcu_scenario 4
+orig=$ORIG_RE
 
 # A cancelled atomic batch.
 echo "+ cpuctl --json offline --strategy per-cpu all &"

@@ -4,14 +4,8 @@
 # CPU back online and rcu_expedited back to its old value before the name is taken, and
 # `cpuctl status` tells what it found and did.
 . /cpuhpd-tests/lib.sh
-need_binaries
-assert_all_online "start"
-RE=/sys/kernel/rcu_expedited
-[ -w $RE ] || skip "no writable $RE"
-H=$(hotpluggable)
-n=$(count $H)
-[ $n -ge 4 ] || skip "needs 4 hotpluggable CPUs, have $n"
-orig=$(cat $RE)
+need_rcu_scenario 4
+orig=$ORIG_RE
 echo 0 >$RE
 
 pid=$(daemon_pid)

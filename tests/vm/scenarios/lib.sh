@@ -159,6 +159,20 @@ restore_all_online() {
     return 0
 }
 
+# need_rcu_scenario MIN: the start of the scenarios about a batch and rcu_expedited: the
+# binaries, every CPU online, a writable rcu_expedited (RE; its value in ORIG_RE) and at
+# least MIN hotpluggable CPUs (H, N); skips otherwise.
+need_rcu_scenario() {
+    need_binaries
+    assert_all_online "start"
+    RE=/sys/kernel/rcu_expedited
+    [ -w $RE ] || skip "no writable $RE"
+    H=$(hotpluggable)
+    N=$(count $H)
+    [ $N -ge $1 ] || skip "needs $1 hotpluggable CPUs, have $N"
+    ORIG_RE=$(cat $RE)
+}
+
 # wait_for_first_offline: returns as soon as $SYS/offline names a CPU (it sets OFFLINE to
 # it), 1 when none went. Reads with the shell's own `read`: a fork per look (awk, sleep)
 # takes longer than a CPU's offline under TCG (50-300 ms).

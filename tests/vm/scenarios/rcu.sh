@@ -2,14 +2,9 @@
 # rcu: /sys/kernel/rcu_expedited holds its old value after every batch - a good one
 # and a failed one (injected with cpuN/hotplug/fail) - for old values 0 and 1.
 . /cpuhpd-tests/lib.sh
-need_binaries
-assert_all_online "start"
-RE=/sys/kernel/rcu_expedited
-[ -w $RE ] || skip "no writable $RE"
-H=$(hotpluggable)
-n=$(count $H)
-[ $n -ge 2 ] || skip "needs 2 hotpluggable CPUs"
-orig=$(cat $RE)
+need_rcu_scenario 2
+orig=$ORIG_RE
+n=$N
 x=$(nth $((n - 2)) $H); y=$(last $H)
 state=$(sed -n 's/^ *\([0-9]*\): sched:active$/\1/p' $SYS/hotplug/states 2>/dev/null | head -n1)
 
