@@ -1,6 +1,6 @@
 #!/bin/sh
-# cancel: `cpuctl cancel` in the middle of an atomic `cpuctl offline all` (per-CPU writes, so
-# that there is a middle) on a real kernel: the batch stops after the CPU in flight, the
+# cancel: Cancel in the middle of an atomic `cpuctl offline all` (per-CPU writes, so that
+# there is a middle) on a real kernel: the batch stops after the CPU in flight, the
 # CPUs it took offline come back, the offline call reports them rolled-back and the rest
 # cancelled, and rcu_expedited is back. Then SIGTERM in the middle of a batch (on_stop:
 # cancel): the caller gets the same kind of reply, every CPU is online, the daemon exits 0.
@@ -8,34 +8,44 @@
 need_rcu_scenario 4
 orig=$ORIG_RE
 
-# A cancelled atomic batch.
+# A cancelled atomic batch. The Cancel goes by dbus-send, sent as soon as the first CPU is
+# offline: it starts in a fraction of the time the other CPUs take (50-300 ms each under
+# TCG), where cpuctl takes ~2 s (on a quiet host the batch ends before it; the integration
+# tests cover cpuctl cancel). Should the batch still end first, NoSuchBatch says so and
+# this part is reported as not exercised; SIGTERM below, a signal, cannot come late.
+pid=$(daemon_pid)
 echo "+ cpuctl --json offline --strategy per-cpu all &"
 cpuctl --timeout $CPUCTL_TIMEOUT --json offline --strategy per-cpu all >/tmp/cancel.out 2>&1 &
 caller=$!
 wait_for_first_offline || fail "no CPU went offline"
-cc --json cancel
-cancel_rc=$RC
-cp $OUT /tmp/cancel.cancel
+echo "+ dbus-send --system --print-reply --dest=org.cpuhpd1 /org/cpuhpd1 org.cpuhpd1.Manager.Cancel uint64:0"
+dbus-send --system --print-reply --dest=org.cpuhpd1 /org/cpuhpd1 org.cpuhpd1.Manager.Cancel \
+    uint64:0 >/tmp/cancel.reply 2>&1
+cancel_rc=$?
+sed 's/^/  | /' /tmp/cancel.reply
 wait "$caller"
 caller_rc=$?
-[ $cancel_rc = 0 ] || fail "cpuctl cancel: exit $cancel_rc (did the batch end before the cancel?)"
-sed 's/^/  | /' /tmp/cancel.cancel
 json_load /tmp/cancel.out
-json_ok "the cancelled offline"
+json_ok "the offline"
 note "offline reply: outcome $J_OUTCOME, rolled back {$(compress $J_ROLLED)}, cancelled {$(compress $J_CANCELLED)}"
-assert_eq "$caller_rc" 1 "the cancelled atomic offline: cpuctl exit code"
-assert_eq "$J_OUTCOME" failed "the cancelled atomic offline: outcome"
-[ -n "$J_ROLLED" ] || fail "no CPU was rolled back: the cancel came before the first CPU went"
-[ -n "$J_CANCELLED" ] || fail "no CPU was cancelled"
-assert_eq "$(union $J_ROLLED $J_CANCELLED)" "$(union $J_CPUS)" "rolled back and cancelled CPUs: all of them"
-assert_eq "$(jq -r .cancelled /tmp/cancel.cancel)" "$(compress $J_CANCELLED)" \
-    "cpuctl cancel: the cancelled CPUs of BatchFinished"
+if [ $cancel_rc != 0 ] && grep -q "NoSuchBatch" /tmp/cancel.reply; then
+    note "NOT EXERCISED: the batch ended before the Cancel reached the daemon"
+    assert_eq "$J_OUTCOME" ok "the offline the Cancel missed: outcome"
+    restore_all_online
+else
+    [ $cancel_rc = 0 ] || fail "Cancel failed: $(cat /tmp/cancel.reply)"
+    assert_eq "$caller_rc" 1 "the cancelled atomic offline: cpuctl exit code"
+    assert_eq "$J_OUTCOME" failed "the cancelled atomic offline: outcome"
+    [ -n "$J_ROLLED" ] || fail "no CPU was rolled back: the cancel came before the first CPU went"
+    [ -n "$J_CANCELLED" ] || fail "no CPU was cancelled"
+    assert_eq "$(union $J_ROLLED $J_CANCELLED)" "$(union $J_CPUS)" "rolled back and cancelled CPUs: all of them"
+    grep -q "cancel requested by" $DAEMON_LOG || fail "no cancel line in the daemon log"
+    grep "cancelled before" $DAEMON_LOG | tail -n 1 | sed 's/^/  | /'
+fi
 assert_all_online "after the cancel"
 assert_eq "$(cat $RE)" "$orig" "rcu_expedited after the cancel"
-grep -q "cancel requested by" $DAEMON_LOG || fail "no cancel line in the daemon log"
 
 # SIGTERM in the middle of a batch: cancelled, every caller answered, exit 0.
-pid=$(daemon_pid)
 echo "+ cpuctl --json offline --strategy per-cpu all &"
 cpuctl --timeout $CPUCTL_TIMEOUT --json offline --strategy per-cpu all >/tmp/cancel.out 2>&1 &
 caller=$!
