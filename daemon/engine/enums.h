@@ -72,7 +72,8 @@ inline constexpr EnumNames<StrategyKind, 4> kStrategyNames{{
 
 // Why a request was refused before anything was touched; the name is the D-Bus error's
 // last part. KernelError: the batch could not run at all (sysfs unreadable, an unexpected
-// failure). NoSuchBatch: Cancel named a batch that is not running.
+// failure). NoSuchBatch: Cancel named a batch that is not running. Held: another caller's
+// hold has the CPUs (holds.h). NoSuchHold: ReleaseHold named a hold that does not exist.
 enum class RefusalKind {
     InvalidMask,
     ProtectedCpu,
@@ -81,9 +82,11 @@ enum class RefusalKind {
     NotSupported,
     Busy,
     KernelError,
-    NoSuchBatch
+    NoSuchBatch,
+    Held,
+    NoSuchHold
 };
-inline constexpr EnumNames<RefusalKind, 8> kRefusalNames{{
+inline constexpr EnumNames<RefusalKind, 10> kRefusalNames{{
     {RefusalKind::InvalidMask, "InvalidMask"},
     {RefusalKind::ProtectedCpu, "ProtectedCpu"},
     {RefusalKind::NotHotpluggable, "NotHotpluggable"},
@@ -92,6 +95,8 @@ inline constexpr EnumNames<RefusalKind, 8> kRefusalNames{{
     {RefusalKind::Busy, "Busy"},
     {RefusalKind::KernelError, "KernelError"},
     {RefusalKind::NoSuchBatch, "NoSuchBatch"},
+    {RefusalKind::Held, "Held"},
+    {RefusalKind::NoSuchHold, "NoSuchHold"},
 }};
 
 // Cancelled: planned, but the batch was cancelled before its turn (never written).

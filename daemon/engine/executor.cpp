@@ -7,10 +7,12 @@
 
 namespace cpuhpd {
 
-Executor::Executor(BatchRunner& runner, EngineSettings settings, Observers observers)
+Executor::Executor(BatchRunner& runner, EngineSettings settings, Observers observers,
+                   const HoldTable* holds)
     : runner_(runner),
       settings_(std::move(settings)),
       observers_(std::move(observers)),
+      holds_(holds),
       thread_([this] { worker(); }) {}
 
 Executor::~Executor() {
@@ -33,6 +35,9 @@ Executor::~Executor() {
 
 void Executor::submit(Request request, const MachineState& state, Completion done) {
     narrow_to_eligible(request, state, settings_);
+    if (holds_ != nullptr) {
+        holds_->admit(request);
+    }
     if (request.dry_run) {
         done(runner_.dry_run(request, state));
         return;
@@ -113,6 +118,28 @@ std::vector<Executor::Pending> Executor::take_batch(std::unique_lock<std::mutex>
     return batch;
 }
 
+void Executor::refuse_held(std::vector<Pending>& batch) {
+    if (holds_ == nullptr) {
+        return;
+    }
+    std::vector<Pending> admitted;
+    for (auto& pending : batch) {
+        try {
+            holds_->admit(pending.request);
+            admitted.push_back(std::move(pending));
+        } catch (const Refusal& refusal) {
+            RequestResult r;
+            r.action = pending.request.action;
+            r.mode = pending.request.mode;
+            r.mask = pending.request.mask;
+            r.outcome = Outcome::Failed;
+            r.refusal = refusal;
+            pending.done(std::move(r));
+        }
+    }
+    batch = std::move(admitted);
+}
+
 void Executor::worker() {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -129,6 +156,18 @@ void Executor::worker() {
         }
         std::vector<Pending> batch = take_batch(lock);
         running_batch_ = true;
+        if (holds_ != nullptr) {
+            lock.unlock();
+            refuse_held(batch);
+            lock.lock();
+            if (batch.empty()) {
+                running_batch_ = false;
+                just_ran_batch_ = !queue_.empty();
+                if (queue_.empty() && observers_.busy_changed)
+                    observers_.busy_changed(false);
+                continue;
+            }
+        }
         const std::uint64_t batch_id = next_batch_id_++;
         running_batch_id_ = batch_id;
         lock.unlock();

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "batch_runner.h"
+#include "holds.h"
 #include "request.h"
 
 namespace cpuhpd {
@@ -28,7 +29,11 @@ public:
         std::function<void(bool)> busy_changed;  // worker thread
     };
 
-    Executor(BatchRunner& runner, EngineSettings settings, Observers observers = {});
+    // `holds` (may be null) is checked at submit() and again when a request's batch starts:
+    // a hold taken meanwhile refuses the requests queued before it that would change its
+    // CPUs.
+    Executor(BatchRunner& runner, EngineSettings settings, Observers observers = {},
+             const HoldTable* holds = nullptr);
     ~Executor();  // stops the worker after the batch in flight; queued requests are answered Busy
 
     // Validates against `state`, the caller's one reading of the machine for this request
@@ -56,10 +61,13 @@ private:
     };
     void worker();
     std::vector<Pending> take_batch(std::unique_lock<std::mutex>& lock);
+    // Answers, and removes from `batch`, the requests a hold refuses now.
+    void refuse_held(std::vector<Pending>& batch);
 
     BatchRunner& runner_;
     EngineSettings settings_;
     Observers observers_;
+    const HoldTable* holds_;
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;

@@ -62,11 +62,11 @@ private:
 
 // An executor over a runner whose first write waits at a GateWriter.
 struct GatedExecutor {
-    explicit GatedExecutor(FakeMachine& m)
+    explicit GatedExecutor(FakeMachine& m, const HoldTable* holds = nullptr)
         : gate(m.writer),
           runner(
               m.paths, gate, m.journal, [&m] { return m.state(); }, m.settings),
-          ex(runner, m.settings) {}
+          ex(runner, m.settings, {}, holds) {}
     GateWriter gate;
     BatchRunner runner;
     Executor ex;
@@ -75,8 +75,9 @@ struct GatedExecutor {
 // A machine without a coalescing window, an executor over it whose first write waits at
 // its gate, and the results of what is submitted.
 struct GatedMachine {
-    explicit GatedMachine(std::size_t max_queued = EngineSettings{}.max_queued_requests)
-        : m({}, settings(max_queued)), g(m) {}
+    explicit GatedMachine(std::size_t max_queued = EngineSettings{}.max_queued_requests,
+                          const HoldTable* holds = nullptr)
+        : m({}, settings(max_queued)), g(m, holds) {}
     static EngineSettings settings(std::size_t max_queued) {
         EngineSettings s;
         s.coalesce = 0ms;
@@ -344,6 +345,85 @@ TEST(Executor, CancelAllStopsTheBatchInFlight) {
     const auto done = t.results.wait_for(1);
     EXPECT_EQ(done[0].outcome, Outcome::Partial);
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({7}));
+}
+
+Request by_caller(Request r, const std::string& caller) {
+    r.caller = caller;
+    return r;
+}
+
+Hold hold_on(const CpuSet& cpus) {
+    Hold h;
+    h.holder = ":1.5";
+    h.who = "orchestrator";
+    h.cpus = cpus;
+    return h;
+}
+
+TEST(Executor, AHeldCpuRefusesAnotherCallersRequestAtOnce) {
+    FakeMachine m;
+    HoldTable holds;
+    holds.take(hold_on(set({4, 5})));
+    Executor ex(*m.runner, m.settings, {}, &holds);
+    Results results;
+    try {
+        ex.submit(by_caller(m.request(Action::Offline, set({5, 6})), ":1.9"), m.state(),
+                  results.slot());
+        FAIL() << "a held CPU was queued";
+    } catch (const Refusal& r) {
+        EXPECT_EQ(r.kind(), RefusalKind::Held);
+    }
+    ex.submit(by_caller(m.request(Action::Offline, set({5, 6})), ":1.5"), m.state(),
+              results.slot());
+    const auto done = results.wait_for(1);
+    EXPECT_EQ(done[0].outcome, Outcome::Ok);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({5, 6}));
+}
+
+// A hold taken while a request waits in the queue refuses it when its batch starts: the
+// request was admitted before the hold, but would change the hold's CPUs after it.
+TEST(Executor, AHoldTakenWhileARequestIsQueuedRefusesItAtBatchTime) {
+    HoldTable holds;
+    GatedMachine t(EngineSettings{}.max_queued_requests, &holds);
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
+    ex.submit(by_caller(m.request(Action::Offline, set({4})), ":1.9"), m.state(), results.slot());
+    gate.entered_.get_future().wait();
+    ex.submit(by_caller(m.request(Action::Offline, set({6})), ":1.9"), m.state(), results.slot());
+    ex.submit(by_caller(m.request(Action::Offline, set({7})), ":1.7"), m.state(), results.slot());
+    holds.take(hold_on(set({6})));
+    gate.release_.set_value();
+    const auto done = results.wait_for(3);
+    ASSERT_EQ(done.size(), 3u);
+    EXPECT_EQ(done[0].outcome, Outcome::Ok);
+    // The refused request is answered before the batch of the one it was queued with.
+    ASSERT_TRUE(done[1].refusal);
+    EXPECT_EQ(done[1].refusal->kind(), RefusalKind::Held);
+    EXPECT_EQ(done[1].mask, "6");
+    EXPECT_EQ(done[2].outcome, Outcome::Ok);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 7}));
+}
+
+TEST(Executor, ABatchAllOfWhoseRequestsAHoldRefusedWritesNothing) {
+    HoldTable holds;
+    GatedMachine t(EngineSettings{}.max_queued_requests, &holds);
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
+    ex.submit(by_caller(m.request(Action::Offline, set({4})), ":1.9"), m.state(), results.slot());
+    gate.entered_.get_future().wait();
+    ex.submit(by_caller(m.request(Action::Offline, set({6})), ":1.9"), m.state(), results.slot());
+    holds.take(hold_on(set({6})));
+    gate.release_.set_value();
+    const auto done = results.wait_for(2);
+    ASSERT_EQ(done.size(), 2u);
+    ASSERT_TRUE(done[1].refusal);
+    EXPECT_EQ(done[1].refusal->kind(), RefusalKind::Held);
+    EXPECT_TRUE(m.fs.online().contains(6));
+    // Idle again: a later request is served.
+    ex.submit(by_caller(m.request(Action::Offline, set({8})), ":1.9"), m.state(), results.slot());
+    EXPECT_EQ(results.wait_for(3)[2].outcome, Outcome::Ok);
 }
 
 }  // namespace
