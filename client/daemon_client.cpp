@@ -1,8 +1,10 @@
 #include "daemon_client.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sdbus-c++/sdbus-c++.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -60,6 +62,9 @@ public:
 
     // The reply of the last change call, once it has arrived.
     std::optional<Reply> reply;
+    // HoldCpus's fd and id, with `reply`; the fd is ours, close-on-exec.
+    int hold_fd = -1;
+    std::uint64_t hold_id = 0;
     // BatchFinished signals seen since follow_signals(), by batch id.
     std::map<std::uint64_t, CancelReply> finished;
 
@@ -72,6 +77,10 @@ private:
                          const uint64_t& /*duration_us*/, const std::string& cancelled) override {
         finished[batch_id] = CancelReply{batch_id, true, action, changed, failed, cancelled};
     }
+    void onHoldsChanged(
+        const std::vector<sdbus::Struct<uint64_t, std::string, std::string, std::string,
+                                        std::string, std::string, uint64_t, bool>>& /*holds*/)
+        override {}
     void onBatchProgress(const uint64_t& /*batch_id*/, const uint32_t& done,
                          const uint32_t& total) override {
         if (progress_) {
@@ -89,6 +98,20 @@ private:
     void onSetSmtReply(const Results& results, const Dict& summary,
                        const sdbus::Error* error) override {
         keep_reply(results, summary, error);
+    }
+
+    void onHoldCpusReply(const sdbus::UnixFd& fd, const uint64_t& id, const Results& results,
+                         const Dict& summary, const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+        if (error == nullptr) {
+            // sdbus::UnixFd dup()s without close-on-exec: a command cpuctl runs must not
+            // inherit the hold and keep it after cpuctl has let go.
+            hold_fd = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+            hold_id = id;
+        }
+    }
+    void onReleaseHoldReply(const Results& results, const sdbus::Error* error) override {
+        keep_reply(results, {}, error);
     }
 
     void keep_reply(const Results& results, const Dict& summary, const sdbus::Error* error) {
@@ -221,13 +244,9 @@ DaemonClient::~DaemonClient() = default;
 BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
                                const BatchOptions& options, const ProgressFn& progress) {
     try {
-        if (progress) {
-            proxy_->follow_signals(progress);
-        }
-
         // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
         // timeout error reply) arrives, so that signals are dispatched while we wait.
-        proxy_->reply.reset();
+        prepare_call(progress);
         switch (method) {
             case BatchMethod::Offline:
                 proxy_->Offline(argument, to_options(options));
@@ -245,6 +264,85 @@ BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
             throw DaemonError(*reply.error);
         }
         return to_batch_reply(reply.results, reply.summary);
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+void DaemonClient::prepare_call(const ProgressFn& progress) {
+    if (progress) {
+        proxy_->follow_signals(progress);
+    }
+    proxy_->reply.reset();
+}
+
+HoldGrant::HoldGrant(int fd, std::uint64_t id, BatchReply change)
+    : fd_(fd), id_(id), change_(std::move(change)) {}
+
+HoldGrant::~HoldGrant() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+HoldGrant::HoldGrant(HoldGrant&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), id_(other.id_), change_(std::move(other.change_)) {}
+
+HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progress) {
+    try {
+        prepare_call(progress);
+        Dict options;
+        if (request.strategy) {
+            options[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*request.strategy);
+        }
+        if (!request.restore) {
+            options[cpuhpd::dbus::kOptionRestore] = sdbus::Variant(false);
+        }
+        const auto state = request.method == BatchMethod::Online ? cpuhpd::Action::Online
+                                                                 : cpuhpd::Action::Offline;
+        proxy_->HoldCpus(request.mask, cpuhpd::to_string(state), request.who, request.why, options);
+        run_until([this] { return proxy_->reply.has_value(); });
+        const ManagerProxy::Reply& reply = *proxy_->reply;
+        if (reply.error) {
+            throw DaemonError(*reply.error);
+        }
+        if (proxy_->hold_fd < 0) {
+            throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
+                                        "the hold's file descriptor could not be kept"});
+        }
+        return HoldGrant(std::exchange(proxy_->hold_fd, -1), proxy_->hold_id,
+                         to_batch_reply(reply.results, reply.summary));
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+std::vector<CpuResult> DaemonClient::release_hold(std::uint64_t id) {
+    try {
+        prepare_call({});
+        proxy_->ReleaseHold(id);
+        run_until([this] { return proxy_->reply.has_value(); });
+        const ManagerProxy::Reply& reply = *proxy_->reply;
+        if (reply.error) {
+            throw DaemonError(*reply.error);
+        }
+        std::vector<CpuResult> cpus;
+        for (const auto& entry : reply.results) {
+            cpus.push_back(to_model<CpuResult>(entry));
+        }
+        return cpus;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+std::vector<HoldInfo> DaemonClient::holds() {
+    try {
+        std::vector<HoldInfo> holds;
+        for (const auto& entry : proxy_->Holds()) {
+            holds.push_back(to_model<HoldInfo>(entry));
+        }
+        return holds;
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }

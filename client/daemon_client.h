@@ -43,6 +43,35 @@ struct BatchOptions {
     bool dry_run = false;
 };
 
+// HoldCpus's options and names.
+struct HoldRequest {
+    BatchMethod method = BatchMethod::Offline;  // Offline or Online: the state to hold
+    std::string mask;
+    std::string who;
+    std::string why;
+    std::optional<std::string> strategy;
+    bool restore = true;
+};
+
+// A hold cpuctl got: it lasts while `fd` is open (closed with this object) or until released.
+class HoldGrant {
+public:
+    HoldGrant(int fd, std::uint64_t id, BatchReply change);
+    ~HoldGrant();
+    HoldGrant(HoldGrant&& other) noexcept;
+    HoldGrant& operator=(HoldGrant&&) = delete;
+    HoldGrant(const HoldGrant&) = delete;
+    HoldGrant& operator=(const HoldGrant&) = delete;
+
+    std::uint64_t id() const { return id_; }
+    const BatchReply& change() const { return change_; }
+
+private:
+    int fd_;
+    std::uint64_t id_;
+    BatchReply change_;
+};
+
 // Called with (done, total) on every BatchProgress signal while a batch call waits.
 using ProgressFn = std::function<void(std::uint32_t done, std::uint32_t total)>;
 
@@ -66,10 +95,18 @@ public:
     // Cancel(batch_id) (0: the batch running now); with `wait`, also waits (up to the
     // timeout) for that batch's BatchFinished.
     CancelReply cancel(std::uint64_t batch_id, bool wait);
+    // HoldCpus: takes the CPUs and holds them; its fd is close-on-exec, so a command cpuctl
+    // runs does not keep the hold alive.
+    HoldGrant hold(const HoldRequest& request, const ProgressFn& progress);
+    // ReleaseHold: ends the hold and waits for its restore; the CPUs the restore wrote.
+    std::vector<CpuResult> release_hold(std::uint64_t id);
+    std::vector<HoldInfo> holds();
     Status status();
     std::vector<TopologyCpu> topology();
 
 private:
+    // Starts progress reporting (when asked) and forgets the last reply, before a call.
+    void prepare_call(const ProgressFn& progress);
     // Runs the connection (dispatching replies and signals) until `done` or the timeout.
     void run_until(const std::function<bool()>& done);
 

@@ -10,6 +10,7 @@
 
 #include "daemon_client.h"
 #include "exit_codes.h"
+#include "hold_command.h"
 #include "names.h"
 #include "progress.h"
 #include "render_json.h"
@@ -33,8 +34,13 @@ constexpr const char* kMaskHelp = R"(MASK (several are a union):
                   without an online file are left out)";
 
 constexpr const char* kBatchExamples = R"(
+With -- COMMAND [ARGS...], the CPUs are held while COMMAND runs (no other caller
+may change them), then restored; cpuctl exits with COMMAND's status (128+N if
+signal N killed it). SIGINT/SIGTERM/SIGHUP go to COMMAND; the restore follows.
+
 Examples:
   cpuctl offline 4,6,7
+  cpuctl offline package:1 -- ./live-update.sh --stage 2
   cpuctl offline package:1 --best-effort
   cpuctl offline 0-31:2/8 --strategy per-cpu
   cpuctl online all
@@ -56,7 +62,39 @@ struct Args {
     bool dry_run = false;
     std::uint64_t batch_id = 0;
     bool no_wait = false;
+    std::uint64_t hold_id = 0;
+    // offline/online MASK -- COMMAND: hold the CPUs while COMMAND runs.
+    std::vector<std::string> command;
+    std::string who = "cpuctl";
+    std::string why;
+    bool no_restore = false;
 };
+
+void add_hold_options(CLI::App* sub, Args& a) {
+    sub->add_option("--who", a.who,
+                    "with -- COMMAND: what the hold calls its holder in `cpuctl holds` and the "
+                    "log")
+        ->capture_default_str();
+    sub->add_option("--why", a.why, "with -- COMMAND: why (default: the command line)");
+    sub->add_flag("--no-restore", a.no_restore,
+                  "with -- COMMAND: leave the CPUs as they are when COMMAND ends");
+}
+
+// argv up to the first "--"; what follows it goes to `command`.
+std::vector<char*> split_command(int argc, char** argv, std::vector<std::string>& command) {
+    std::vector<char*> own;
+    int i = 0;
+    for (; i < argc; ++i) {
+        if (i > 0 && std::string(argv[i]) == "--") {
+            break;
+        }
+        own.push_back(argv[i]);
+    }
+    for (++i; i < argc; ++i) {
+        command.emplace_back(argv[i]);
+    }
+    return own;
+}
 
 void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run) {
     sub->add_flag("--best-effort", a.best_effort,
@@ -119,14 +157,18 @@ int main(int argc, char** argv) {
                    "else the system bus)");
 
     const std::string batch_footer = std::string("\n") + kMaskHelp + "\n" + kBatchExamples;
-    auto* off = app.add_subcommand("offline", "take the CPUs of MASK offline");
+    auto* off = app.add_subcommand(
+        "offline", "take the CPUs of MASK offline [and hold them while -- COMMAND runs]");
     off->add_option("MASK", a.masks, "CPUs to take offline (see below)")->required();
     add_batch_options(off, a, true);
+    add_hold_options(off, a);
     off->footer(batch_footer);
 
-    auto* on = app.add_subcommand("online", "bring the CPUs of MASK online");
+    auto* on = app.add_subcommand(
+        "online", "bring the CPUs of MASK online [and hold them while -- COMMAND runs]");
     on->add_option("MASK", a.masks, "CPUs to bring online (see below)")->required();
     add_batch_options(on, a, true);
+    add_hold_options(on, a);
     on->footer(batch_footer);
 
     auto* plan = app.add_subcommand("plan", "show what offline/online MASK would do (a dry run)");
@@ -171,8 +213,39 @@ int main(int argc, char** argv) {
         "the batch ended before the cancel took effect.\n\nExamples:\n  cpuctl cancel\n"
         "  cpuctl cancel 42 --no-wait");
 
+    auto* holds = app.add_subcommand("holds", "list the holds on CPUs: who holds which, and why");
+    holds->footer("\nExamples:\n  cpuctl holds\n  cpuctl --json holds");
+
+    auto* release = app.add_subcommand(
+        "release", "end a hold now and restore its CPUs (its holder's, or an admin's override)");
+    release->add_option("HOLD_ID", a.hold_id, "the hold (see `cpuctl holds`)")->required();
+    release->footer("\nReplies when the restore is done.\n\nExamples:\n  cpuctl release 3");
+
+    std::vector<char*> own_args = split_command(argc, argv, a.command);
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(own_args.size()), own_args.data());
+        if (!a.command.empty() && !off->parsed() && !on->parsed()) {
+            throw CLI::ValidationError("-- COMMAND", "only offline and online run a command");
+        }
+        if (!a.command.empty() && a.dry_run) {
+            throw CLI::ValidationError("-- COMMAND", "a dry run holds nothing to run a command");
+        }
+        if (!a.command.empty() && a.best_effort) {
+            throw CLI::ValidationError("--best-effort", "a hold's change is always atomic");
+        }
+        for (auto* sub : {off, on}) {
+            for (const char* name : {"--who", "--why", "--no-restore"}) {
+                if (a.command.empty() && sub->count(name) > 0) {
+                    throw CLI::ValidationError(name, "only with -- COMMAND");
+                }
+            }
+        }
+        if (!a.command.empty() && a.json) {
+            throw CLI::ValidationError("-- COMMAND", "--json: stdout is the command's");
+        }
+        if (a.command.empty() && argc > static_cast<int>(own_args.size())) {
+            throw CLI::ValidationError("-- COMMAND", "nothing follows --");
+        }
     } catch (const CLI::ParseError& e) {
         if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
             app.get_subcommands().empty()) {
@@ -230,6 +303,24 @@ int main(int argc, char** argv) {
             return reply.finished && reply.cancelled.empty() ? cpuctl::kExitFailed
                                                              : cpuctl::kExitOk;
         }
+        if (holds->parsed()) {
+            const auto list = client.holds();
+            if (a.json) {
+                std::cout << cpuctl::holds_json(list) << std::endl;
+            } else {
+                cpuctl::render_holds_table(std::cout, list);
+            }
+            return cpuctl::kExitOk;
+        }
+        if (release->parsed()) {
+            const auto restored = client.release_hold(a.hold_id);
+            if (a.json) {
+                std::cout << cpuctl::release_json(a.hold_id, restored) << std::endl;
+            } else {
+                std::cout << cpuctl::release_summary_line(a.hold_id, restored) << std::endl;
+            }
+            return cpuctl::kExitOk;
+        }
         if (topo->parsed()) {
             auto cpus = client.topology();
             if (a.json) {
@@ -272,6 +363,17 @@ int main(int argc, char** argv) {
             on_progress = [&progress](std::uint32_t done, std::uint32_t total) {
                 progress.update(done, total);
             };
+        }
+        if (!a.command.empty()) {
+            cpuctl::HoldRequest request;
+            request.method = method;
+            request.mask = argument;
+            request.who = a.who;
+            request.why = a.why.empty() ? cpuctl::command_line(label, argument, a.command) : a.why;
+            request.strategy = options.strategy;
+            request.restore = !a.no_restore;
+            return cpuctl::run_held(client, request, a.command, on_progress,
+                                    [&progress] { progress.clear(); });
         }
         auto reply = client.batch(method, argument, options, on_progress);
         progress.clear();

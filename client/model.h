@@ -72,6 +72,18 @@ struct TopologyCpu {
     bool hotpluggable = false;
 };
 
+// One entry of the Holds property's a(tssssstb).
+struct HoldInfo {
+    std::uint64_t id = 0;
+    std::string cpus;
+    std::string state;  // offline, online
+    std::string who;
+    std::string why;
+    std::string holder;          // the holder's unique bus name
+    std::uint64_t since_us = 0;  // CLOCK_REALTIME
+    bool restore = true;
+};
+
 // A D-Bus error (from the daemon, the bus or the connection), or a usage error.
 struct ErrorInfo {
     std::string name;     // e.g. org.cpuhpd1.Error.InvalidMask

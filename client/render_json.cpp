@@ -12,14 +12,19 @@ std::string dump(const Json& j) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-}  // namespace
-
-std::string batch_json(const BatchReply& r) {
+Json cpus_json(const std::vector<CpuResult>& results) {
     Json cpus = Json::array();
-    for (const auto& c : r.cpus) {
+    for (const auto& c : results) {
         cpus.push_back(
             {{"cpu", c.cpu}, {"result", c.result}, {"error", c.error}, {"message", c.message}});
     }
+    return cpus;
+}
+
+}  // namespace
+
+std::string batch_json(const BatchReply& r) {
+    Json cpus = cpus_json(r.cpus);
     Json j = {{"action", r.action},           {"mask", r.mask},       {"mode", r.mode},
               {"strategy", r.strategy},       {"dry_run", r.dry_run}, {"batch_id", r.batch_id},
               {"duration_us", r.duration_us}, {"outcome", r.outcome}, {"order", r.order},
@@ -65,6 +70,25 @@ std::string topology_json(const std::vector<TopologyCpu>& cpus) {
                        {"hotpluggable", c.hotpluggable}});
     }
     return dump(Json{{"cpus", std::move(arr)}});
+}
+
+std::string holds_json(const std::vector<HoldInfo>& holds) {
+    Json arr = Json::array();
+    for (const auto& h : holds) {
+        arr.push_back({{"hold_id", h.id},
+                       {"cpus", h.cpus},
+                       {"state", h.state},
+                       {"who", h.who},
+                       {"why", h.why},
+                       {"holder", h.holder},
+                       {"since_us", h.since_us},
+                       {"restore", h.restore}});
+    }
+    return dump(Json{{"holds", std::move(arr)}});
+}
+
+std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restored) {
+    return dump(Json{{"hold_id", id}, {"restored", cpus_json(restored)}});
 }
 
 std::string error_json(const ErrorInfo& e) {

@@ -12,6 +12,9 @@ std::string batch_json(const BatchReply& reply);
 std::string status_json(const Status& status);
 std::string cancel_json(const CancelReply& reply);
 std::string topology_json(const std::vector<TopologyCpu>& cpus);
+std::string holds_json(const std::vector<HoldInfo>& holds);
+// {"hold_id":3,"restored":[...results as in batch_json...]}
+std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restored);
 // {"error":"org.cpuhpd1.Error.InvalidMask","message":"..."}
 std::string error_json(const ErrorInfo& error);
 

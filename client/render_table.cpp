@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <string_view>
 
 #include "names.h"
@@ -198,6 +199,52 @@ void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cp
                         yes_no(c.online), yes_no(c.hotpluggable)});
     }
     print_rows(out, rows);
+}
+
+namespace {
+
+// "2026-12-02 08:40:12 UTC" from microseconds since the epoch.
+std::string utc_text(std::uint64_t since_us) {
+    const std::time_t seconds = static_cast<std::time_t>(since_us / 1000000u);
+    std::tm parts{};
+    gmtime_r(&seconds, &parts);
+    char text[32];
+    const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &parts);
+    return std::string(text, n);
+}
+
+}  // namespace
+
+void render_holds_table(std::ostream& out, const std::vector<HoldInfo>& holds) {
+    if (holds.empty()) {
+        out << "no holds\n";
+        return;
+    }
+    std::vector<std::vector<std::string>> rows{
+        {"HOLD", "CPUS", "STATE", "WHO", "WHY", "SINCE", "HOLDER", "RESTORE"}};
+    for (const auto& h : holds) {
+        rows.push_back({std::to_string(h.id), h.cpus, h.state, h.who, or_dash(h.why),
+                        utc_text(h.since_us), h.holder, yes_no(h.restore)});
+    }
+    print_rows(out, rows);
+}
+
+std::string release_summary_line(std::uint64_t id, const std::vector<CpuResult>& restored) {
+    std::vector<std::uint32_t> changed;
+    std::vector<std::uint32_t> failed;
+    for (const auto& cpu : restored) {
+        if (cpu.result == cpuhpd::to_string(cpuhpd::CpuOutcome::Changed)) {
+            changed.push_back(cpu.cpu);
+        } else if (cpu.result == cpuhpd::to_string(cpuhpd::CpuOutcome::Failed)) {
+            failed.push_back(cpu.cpu);
+        }
+    }
+    std::string line = "hold " + std::to_string(id) + " released; ";
+    line += changed.empty() ? "nothing to restore" : "restored " + join_cpus(changed);
+    if (!failed.empty()) {
+        line += "; restore failed: " + join_cpus(failed);
+    }
+    return line;
 }
 
 std::string describe_error(const ErrorInfo& e, const std::string& bus) {

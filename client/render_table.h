@@ -29,6 +29,12 @@ std::string cancel_summary_line(const CancelReply& reply);
 // Like `lscpu -e`: CPU NODE PACKAGE DIE CORE SIBLINGS ONLINE HOTPLUG.
 void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus);
 
+// HOLD CPUS STATE WHO WHY SINCE HOLDER RESTORE; "no holds" when there are none.
+void render_holds_table(std::ostream& out, const std::vector<HoldInfo>& holds);
+
+// What the restore after a hold wrote, in one line: "hold 3 released; restored 4-7".
+std::string release_summary_line(std::uint64_t id, const std::vector<CpuResult>& restored);
+
 // The message for an error, without the "cpuctl: " prefix. `bus` names the bus the client
 // talked to, e.g. "the system bus (unix:path=/run/dbus/system_bus_socket)".
 std::string describe_error(const ErrorInfo& error, const std::string& bus);

@@ -37,6 +37,8 @@ inline constexpr const char* kErrorTimeout = "org.freedesktop.DBus.Error.Timeout
 inline constexpr const char* kOptionMode = "mode";
 inline constexpr const char* kOptionStrategy = "strategy";
 inline constexpr const char* kOptionDryRun = "dry_run";
+// HoldCpus takes "strategy" and this boolean.
+inline constexpr const char* kOptionRestore = "restore";
 
 // Keys of the summary dictionary (a{sv}) of their replies. "action" is a name of
 // kActionNames, "mode" of kModeNames, "strategy" of kStrategyNames, "outcome" of
@@ -65,6 +67,7 @@ inline constexpr const char* kPropertySmtControl = "SmtControl";
 inline constexpr const char* kPropertyCapabilities = "Capabilities";
 inline constexpr const char* kPropertyBusy = "Busy";
 inline constexpr const char* kPropertyLastRecovery = "LastRecovery";
+inline constexpr const char* kPropertyHolds = "Holds";
 
 // Keys of LastRecovery (a{sv}).
 inline constexpr const char* kRecoveryOutcome = "outcome";

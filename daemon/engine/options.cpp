@@ -32,30 +32,89 @@ E choice(const OptionEntry& entry, const std::string& key, const EnumNames<E, N>
 
 }  // namespace
 
-RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
+namespace {
+
+// Calls `decode(entry, key)` for each entry after the checks every dictionary gets (size,
+// duplicates); `decode` returns false for a key it does not know.
+template <typename Decode>
+void decode_entries(const std::vector<OptionEntry>& entries, const std::string& known,
+                    Decode&& decode) {
     if (entries.size() > kMaxOptions) {
         throw OptionError("too many options (" + std::to_string(entries.size()) + "; at most " +
                           std::to_string(kMaxOptions) + ")");
     }
-    RequestOptions parsed;
     std::set<std::string> seen;
     for (const auto& entry : entries) {
         const std::string key = escape_excerpt(entry.key);
         if (!seen.insert(entry.key).second) {
             throw OptionError("option '" + key + "' is given more than once");
         }
-        if (entry.key == dbus::kOptionMode) {
-            parsed.mode = choice(entry, key, kModeNames);
-        } else if (entry.key == dbus::kOptionStrategy) {
-            parsed.strategy = choice(entry, key, kStrategyNames);
-        } else if (entry.key == dbus::kOptionDryRun) {
-            parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
-        } else {
-            throw OptionError("unknown option '" + key + "' (known: " + dbus::kOptionMode + ", " +
-                              dbus::kOptionStrategy + ", " + dbus::kOptionDryRun + ")");
+        if (!decode(entry, key)) {
+            throw OptionError("unknown option '" + key + "' (known: " + known + ")");
         }
     }
+}
+
+}  // namespace
+
+RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
+    RequestOptions parsed;
+    decode_entries(
+        entries,
+        std::string(dbus::kOptionMode) + ", " + dbus::kOptionStrategy + ", " + dbus::kOptionDryRun,
+        [&](const OptionEntry& entry, const std::string& key) {
+            if (entry.key == dbus::kOptionMode) {
+                parsed.mode = choice(entry, key, kModeNames);
+            } else if (entry.key == dbus::kOptionStrategy) {
+                parsed.strategy = choice(entry, key, kStrategyNames);
+            } else if (entry.key == dbus::kOptionDryRun) {
+                parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
+            } else {
+                return false;
+            }
+            return true;
+        });
     return parsed;
+}
+
+HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
+    HoldOptions parsed;
+    decode_entries(entries, std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionRestore,
+                   [&](const OptionEntry& entry, const std::string& key) {
+                       if (entry.key == dbus::kOptionStrategy) {
+                           parsed.strategy = choice(entry, key, kStrategyNames);
+                       } else if (entry.key == dbus::kOptionRestore) {
+                           parsed.restore = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else {
+                           return false;
+                       }
+                       return true;
+                   });
+    return parsed;
+}
+
+namespace {
+
+void check_hold_name(const char* name, const std::string& text, std::size_t min_bytes,
+                     std::size_t max_bytes) {
+    if (text.size() < min_bytes || text.size() > max_bytes) {
+        throw OptionError(std::string(name) + " must be " +
+                          (min_bytes > 0 ? std::to_string(min_bytes) + "-" : "at most ") +
+                          std::to_string(max_bytes) + " bytes, not " + std::to_string(text.size()));
+    }
+    for (const unsigned char c : text) {
+        if (c < 0x20 || c == 0x7f) {
+            throw OptionError(std::string(name) + " '" + escape_excerpt(text) +
+                              "' has a control character");
+        }
+    }
+}
+
+}  // namespace
+
+void check_hold_names(const std::string& who, const std::string& why) {
+    check_hold_name("who", who, 1, 64);
+    check_hold_name("why", why, 0, 256);
 }
 
 }  // namespace cpuhpd

@@ -28,6 +28,12 @@ struct RequestOptions {
     bool dry_run = false;
 };
 
+// The options of HoldCpus: a hold's change is always atomic and never a dry run.
+struct HoldOptions {
+    std::optional<StrategyKind> strategy;
+    bool restore = true;
+};
+
 // Bad options: what() names the option and what was wrong (input quoted through
 // escape_excerpt()).
 class OptionError : public std::invalid_argument {
@@ -39,5 +45,11 @@ public:
 // dry_run (b). Unknown keys, wrong types, bad values, a key given twice and more than
 // kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
 RequestOptions decode_options(const std::vector<OptionEntry>& entries);
+// Known keys: strategy (s), restore (b); otherwise as decode_options().
+HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries);
+
+// Checks HoldCpus's `who` (1-64 bytes) and `why` (at most 256 bytes): printable text, no
+// control characters. Throws OptionError.
+void check_hold_names(const std::string& who, const std::string& why);
 
 }  // namespace cpuhpd

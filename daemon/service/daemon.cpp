@@ -111,13 +111,13 @@ void Daemon::schedule_announce() {
     });
 }
 
-void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
+std::uint64_t Daemon::count_unanswered(const std::string& caller) {
     if (stopping_) {
         throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
     }
     // Bounds what one caller can make the admission thread do (each change is resolved
     // there, a maximum-size mask in milliseconds) and what it holds in memory.
-    std::size_t& count = unanswered_by_caller_[ask.caller];
+    std::size_t& count = unanswered_by_caller_[caller];
     if (count >= kMaxUnansweredPerCaller) {
         throw Refusal(RefusalKind::Busy, "this caller has " +
                                              std::to_string(kMaxUnansweredPerCaller) +
@@ -125,8 +125,26 @@ void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
                                              "may have); wait for their replies");
     }
     ++count;
-    const std::uint64_t token = next_token_++;
-    unanswered_.emplace(token, Unanswered{ask.caller, std::move(done)});
+    return next_token_++;
+}
+
+std::optional<Daemon::Unanswered> Daemon::take_unanswered(std::uint64_t token) {
+    const auto it = unanswered_.find(token);
+    if (it == unanswered_.end()) {
+        return std::nullopt;
+    }
+    Unanswered entry = std::move(it->second);
+    unanswered_.erase(it);
+    if (const auto count = unanswered_by_caller_.find(entry.caller);
+        count != unanswered_by_caller_.end() && --count->second == 0) {
+        unanswered_by_caller_.erase(count);
+    }
+    return entry;
+}
+
+void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
+    const std::uint64_t token = count_unanswered(ask.caller);
+    unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
     admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
 }
 
@@ -167,20 +185,14 @@ void Daemon::admit(std::uint64_t token, const ChangeAsk& ask) {
 }
 
 void Daemon::complete(std::uint64_t token, ChangeAnswer answer) {
-    const auto it = unanswered_.find(token);
-    if (it == unanswered_.end()) {
+    auto entry = take_unanswered(token);
+    if (!entry) {
         return;
-    }
-    Unanswered entry = std::move(it->second);
-    unanswered_.erase(it);
-    if (const auto count = unanswered_by_caller_.find(entry.caller);
-        count != unanswered_by_caller_.end() && --count->second == 0) {
-        unanswered_by_caller_.erase(count);
     }
     if (const auto* result = std::get_if<RequestResult>(&answer)) {
         log_result(*result);
     }
-    entry.done(std::move(answer));
+    entry->done(std::move(answer));
 }
 
 void Daemon::log_result(const RequestResult& result) const {
@@ -393,7 +405,7 @@ int Daemon::run() {
     };
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
-    executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers));
+    executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers), &holds_);
     admission_ = std::make_unique<TaskThread>();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
     // heard. One more read (nothing is served yet) covers what changed since the
@@ -413,6 +425,8 @@ int Daemon::run() {
     loop_.before_each_message([this] { state_read_for_message_ = false; });
     // As hostnamed: publish the object first, then take the name, then report ready.
     adaptor_ = std::make_unique<ManagerAdaptor>(*connection_, *this);
+    hold_links_ = std::make_unique<HoldLinks>(
+        loop_, [this](std::uint64_t id, const std::string& reason) { end_hold(id, reason, {}); });
     try {
         connection_->requestName(dbus::kBusName);
     } catch (const sdbus::Error& error) {
@@ -448,6 +462,11 @@ int Daemon::run() {
     executor_.reset();
     loop_.drain();
     loop_.drain();
+    if (const auto holds = holds_.list(); !holds.empty()) {
+        log::info(std::to_string(holds.size()) +
+                  " hold(s) end with the service, without a restore; their CPUs stay as they are");
+    }
+    hold_links_.reset();  // its bus matches go before the connection
     adaptor_.reset();
     uevents_.reset();
     connection_.reset();

@@ -19,6 +19,8 @@
 #include "config.h"
 #include "event_loop.h"
 #include "executor.h"
+#include "hold_links.h"
+#include "holds.h"
 #include "journal_file.h"
 #include "manager_adaptor.h"
 #include "progress_throttle.h"
@@ -49,8 +51,18 @@ public:
     const RecoveryReport& last_recovery() const override { return last_recovery_; }
     void submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) override;
     std::uint64_t cancel(std::uint64_t batch_id, const std::string& caller) override;
+    void hold(HoldAsk ask, std::function<void(HoldAnswer)> done) override;
+    void release_hold(std::uint64_t id, const std::string& caller,
+                      std::function<void(ReleaseAnswer)> done) override;
+    std::vector<Hold> holds() const override { return holds_.list(); }
 
 private:
+    struct Unanswered {
+        std::string caller;
+        std::function<void(ChangeAnswer)> done;     // a change
+        std::function<void(HoldAnswer)> hold_done;  // or a hold
+    };
+
     // Any thread. Every read is also handed to the main thread (in the order of the reads),
     // which adopts it as state_ and announces what changed: so the main thread never waits
     // for sysfs when serving /sys, and properties read after a batch's replies show its end.
@@ -61,6 +73,24 @@ private:
     // Admission thread: resolves the change against a fresh read and queues it.
     void admit(std::uint64_t token, const ChangeAsk& ask);
     void complete(std::uint64_t token, ChangeAnswer answer);
+    // Counts a change of `caller` as unanswered (throws Refusal(Busy) beyond its share, or
+    // when stopping) and returns its token; take_unanswered() ends that.
+    std::uint64_t count_unanswered(const std::string& caller);
+    std::optional<Unanswered> take_unanswered(std::uint64_t token);
+
+    // Holds (daemon_holds.cpp). Admission thread: resolves the hold's change, takes the hold
+    // and queues the change.
+    void admit_hold(std::uint64_t token, const HoldAsk& ask);
+    // Main thread: the hold's change is done (or refused): link the hold to its fd and
+    // reply, or drop it.
+    void finish_hold(std::uint64_t token, std::uint64_t id, ChangeAnswer answer);
+    // Main thread: ends hold `id` and, if it asked, restores its CPUs; `done` (may be empty)
+    // gets the restore's results.
+    void end_hold(std::uint64_t id, const std::string& reason,
+                  std::function<void(ReleaseAnswer)> done);
+    // Admission thread: brings the CPUs of an ended hold back to their state before it.
+    void restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done);
+    void announce_holds();
     void log_result(const RequestResult& result) const;
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
@@ -92,19 +122,17 @@ private:
     bool state_read_for_message_ = false;
     bool announce_pending_ = false;
     std::uint64_t next_token_ = 1;
-    struct Unanswered {
-        std::string caller;
-        std::function<void(ChangeAnswer)> done;
-    };
     std::map<std::uint64_t, Unanswered> unanswered_;
     std::map<std::string, std::size_t> unanswered_by_caller_;
     std::atomic<bool> refresh_queued_{false};  // a uevent's re-read waits to be started
 
     ProgressThrottle progress_throttle_;  // worker thread only
+    HoldTable holds_;                     // any thread
 
     std::unique_ptr<UeventMonitor> uevents_;
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerAdaptor> adaptor_;
+    std::unique_ptr<HoldLinks> hold_links_;  // main thread; needs connection_
     // Used on the admission thread only, once run() has started it; its worker calls into
     // everything above.
     std::unique_ptr<Executor> executor_;

@@ -47,6 +47,9 @@ EventLoop::~EventLoop() {
     for (auto* source : sources_) {
         sd_event_source_disable_unref(source);
     }
+    for (auto& [id, watcher] : watchers_) {
+        sd_event_source_disable_unref(watcher->source);
+    }
     sd_event_source_disable_unref(bus_io_);
     sd_event_source_disable_unref(bus_time_);
     sd_event_source_disable_unref(wake_source_);
@@ -116,22 +119,39 @@ int EventLoop::on_bus_time(sd_event_source* /*source*/, uint64_t /*usec*/, void*
     return 0;
 }
 
-void EventLoop::watch(int fd, std::function<void()> on_readable) {
-    watchers_.push_back(std::make_unique<std::function<void()>>(std::move(on_readable)));
-    sd_event_source* source = nullptr;
-    check(sd_event_add_io(event_, &source, fd, EPOLLIN, &EventLoop::on_watched,
-                          watchers_.back().get()),
+std::uint64_t EventLoop::watch(int fd, std::function<void()> on_readable) {
+    auto watcher = std::make_unique<Watcher>();
+    watcher->loop = this;
+    watcher->on_readable = std::move(on_readable);
+    check(sd_event_add_io(event_, &watcher->source, fd, EPOLLIN, &EventLoop::on_watched,
+                          watcher.get()),
           "sd_event_add_io");
-    sources_.push_back(source);
+    const std::uint64_t id = next_watch_++;
+    watchers_.emplace(id, std::move(watcher));
+    return id;
+}
+
+void EventLoop::unwatch(std::uint64_t id) {
+    const auto it = watchers_.find(id);
+    if (it == watchers_.end()) {
+        return;
+    }
+    // sd-event defers freeing a source that is being dispatched; the callback object is
+    // kept until the callback running now (perhaps this one's) has returned.
+    it->second->source = sd_event_source_disable_unref(it->second->source);
+    retired_.push_back(std::move(it->second));
+    watchers_.erase(it);
 }
 
 int EventLoop::on_watched(sd_event_source* /*source*/, int /*fd*/, uint32_t /*revents*/,
-                          void* callback) {
+                          void* watcher) {
+    EventLoop* loop = static_cast<Watcher*>(watcher)->loop;
     try {
-        (*static_cast<std::function<void()>*>(callback))();
+        static_cast<Watcher*>(watcher)->on_readable();
     } catch (const std::exception& e) {
         log::error(std::string("event handler failed: ") + e.what());
     }
+    loop->retired_.clear();
     return 0;
 }
 

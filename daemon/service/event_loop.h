@@ -5,8 +5,10 @@
 
 #include <systemd/sd-event.h>
 
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -35,8 +37,11 @@ public:
     // Calls `hook` on the main thread before each D-Bus message is dispatched.
     void before_each_message(std::function<void()> hook);
 
-    // Calls `on_readable` on the main thread whenever `fd` is readable.
-    void watch(int fd, std::function<void()> on_readable);
+    // Calls `on_readable` on the main thread whenever `fd` is readable (or hung up: a pipe
+    // whose writers are gone). Returns the watch's id, for unwatch().
+    std::uint64_t watch(int fd, std::function<void()> on_readable);
+    // Stops watching; may be called from the watch's own callback. The fd stays open.
+    void unwatch(std::uint64_t id);
 
     // Thread-safe: runs `task` on the main thread at its next iteration.
     void post(std::function<void()> task);
@@ -68,8 +73,16 @@ private:
     sd_event_source* bus_time_ = nullptr;
     int wake_fd_ = -1;  // eventfd written by post()
     sd_event_source* wake_source_ = nullptr;
-    std::vector<sd_event_source*> sources_;  // signals and watched fds
-    std::vector<std::unique_ptr<std::function<void()>>> watchers_;
+    std::vector<sd_event_source*> sources_;  // signals
+    struct Watcher {
+        EventLoop* loop = nullptr;
+        sd_event_source* source = nullptr;
+        std::function<void()> on_readable;
+    };
+    std::map<std::uint64_t, std::unique_ptr<Watcher>> watchers_;
+    // Unwatched during a callback (perhaps their own): freed once it has returned.
+    std::vector<std::unique_ptr<Watcher>> retired_;
+    std::uint64_t next_watch_ = 1;
 
     std::function<void()> stop_handler_;
     std::function<void()> before_message_;

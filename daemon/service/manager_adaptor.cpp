@@ -66,6 +66,37 @@ std::vector<std::string> capability_names(const MachineState& state) {
     return names;
 }
 
+std::vector<ManagerAdaptor::HoldEntry> to_dbus(const std::vector<Hold>& holds) {
+    std::vector<ManagerAdaptor::HoldEntry> entries;
+    entries.reserve(holds.size());
+    for (const auto& hold : holds) {
+        entries.emplace_back(
+            static_cast<uint64_t>(hold.id), hold.cpus.to_string(), to_string(hold.state), hold.who,
+            hold.why, hold.holder,
+            static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::microseconds>(hold.since.time_since_epoch())
+                    .count()),
+            hold.restore);
+    }
+    return entries;
+}
+
+// Sends what `send` sends; when it cannot be sent, a generic error is, and if that fails
+// too, the caller went away or the connection broke: logged.
+template <typename Call, typename Send>
+void reply_or_fail(const Call& call, Send&& send) {
+    try {
+        send();
+    } catch (const std::exception& error) {
+        log::warning(std::string("cannot send a reply: ") + error.what());
+        try {
+            call.returnError(sdbus::Error(kFailed, "cpuhpd could not send the reply"));
+        } catch (const std::exception& again) {
+            log::warning(std::string("cannot send an error reply either: ") + again.what());
+        }
+    }
+}
+
 ChangeAsk ask_for(Action action, std::string mask) {
     ChangeAsk ask;
     ask.action = action;
@@ -167,7 +198,7 @@ void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
     auto reply = std::make_shared<ChangeResult>(std::move(result));
     backend_.submit(std::move(ask), [reply, what](ChangeAnswer answer) {
         const ChangeResult& call = *reply;
-        try {
+        reply_or_fail(call, [&] {
             if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
                 call.returnError(to_dbus_error(what, *thrown));
                 return;
@@ -178,16 +209,7 @@ void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
             } else {
                 call.returnResults(to_dbus(done.cpus), summary_of(done));
             }
-        } catch (const std::exception& error) {
-            // Every caller gets a reply: when this one cannot be sent, a generic error is.
-            // If that fails too, the caller went away or the connection broke.
-            log::warning(std::string("cannot send a reply: ") + error.what());
-            try {
-                call.returnError(sdbus::Error(kFailed, "cpuhpd could not send the reply"));
-            } catch (const std::exception& again) {
-                log::warning(std::string("cannot send an error reply either: ") + again.what());
-            }
-        }
+        });
     });
 }
 
@@ -221,6 +243,64 @@ uint64_t ManagerAdaptor::Cancel(const uint64_t& batch_id) {
     return guarded("Cancel", [&] {
         check_may_change("a cancel");
         return static_cast<uint64_t>(backend_.cancel(batch_id, caller()));
+    });
+}
+
+void ManagerAdaptor::HoldCpus(
+    sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>&& result,
+    std::string mask, std::string state, std::string who, std::string why,
+    std::map<std::string, sdbus::Variant> options) {
+    guarded("HoldCpus", [&] {
+        const auto action = find_by_name(kActionNames, state);
+        if (!action) {
+            throw sdbus::Error(kInvalidArgs, "invalid state '" + escape_excerpt(state) +
+                                                 "': expected " + alternatives(kActionNames));
+        }
+        check_hold_names(who, why);
+        const HoldOptions hold_options =
+            read_hold_options(getObject().getCurrentlyProcessedMessage(), options);
+        check_may_change("a hold");
+        HoldAsk ask;
+        ask.change = ask_for(*action, std::move(mask));
+        ask.change.options.mode = Mode::Atomic;
+        ask.change.options.strategy = hold_options.strategy;
+        ask.change.caller = caller();
+        ask.who = std::move(who);
+        ask.why = std::move(why);
+        ask.restore = hold_options.restore;
+        using Call = sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>;
+        auto reply = std::make_shared<Call>(std::move(result));
+        backend_.hold(std::move(ask), [reply](HoldAnswer answer) {
+            const Call& call = *reply;
+            reply_or_fail(call, [&] {
+                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                    call.returnError(to_dbus_error("HoldCpus", *thrown));
+                    return;
+                }
+                const auto& held = std::get<HeldCpus>(answer);
+                call.returnResults(held.fd, static_cast<uint64_t>(held.id),
+                                   to_dbus(held.result.cpus), summary_of(held.result));
+            });
+        });
+    });
+}
+
+void ManagerAdaptor::ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& result,
+                                 uint64_t hold_id) {
+    guarded("ReleaseHold", [&] {
+        check_may_change("a hold release");
+        using Call = sdbus::Result<std::vector<ResultEntry>>;
+        auto reply = std::make_shared<Call>(std::move(result));
+        backend_.release_hold(hold_id, caller(), [reply](ReleaseAnswer answer) {
+            const Call& call = *reply;
+            reply_or_fail(call, [&] {
+                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                    call.returnError(to_dbus_error("ReleaseHold", *thrown));
+                } else {
+                    call.returnResults(to_dbus(std::get<std::vector<CpuResult>>(answer)));
+                }
+            });
+        });
     });
 }
 
@@ -312,6 +392,18 @@ std::map<std::string, sdbus::Variant> ManagerAdaptor::LastRecovery() {
     });
 }
 
+std::vector<ManagerAdaptor::HoldEntry> ManagerAdaptor::Holds() {
+    return guarded("Get Holds", [&] { return to_dbus(backend_.holds()); });
+}
+
+void ManagerAdaptor::announce_holds() {
+    try {
+        emitHoldsChanged(to_dbus(backend_.holds()));
+    } catch (const sdbus::Error& error) {
+        log::warning(std::string("cannot emit HoldsChanged: ") + error.what());
+    }
+}
+
 std::map<std::string, std::string> ManagerAdaptor::property_texts() {
     const MachineState& state = backend_.cached_state();
     std::string capabilities;
@@ -326,6 +418,14 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
         {dbus::kPropertySmtControl, state.smt_control},
         {dbus::kPropertyCapabilities, capabilities},
         {dbus::kPropertyBusy, backend_.busy() ? "true" : "false"},
+        {dbus::kPropertyHolds,
+         [this] {
+             std::string text;
+             for (const auto& hold : backend_.holds()) {
+                 text += std::to_string(hold.id) + ":" + hold.cpus.to_string() + " ";
+             }
+             return text;
+         }()},
     };
 }
 

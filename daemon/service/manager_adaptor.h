@@ -16,6 +16,7 @@
 
 #include "admission.h"
 #include "cpuhpd-adaptor.h"
+#include "holds.h"
 #include "machine.h"
 #include "options.h"
 #include "recovery.h"
@@ -26,6 +27,23 @@ namespace cpuhpd {
 
 // What a change call gets back: its result, or what refused it (MaskError, Refusal, ...).
 using ChangeAnswer = std::variant<RequestResult, std::exception_ptr>;
+
+// HoldCpus as the backend takes it: the change (always atomic) and the hold's names.
+struct HoldAsk {
+    ChangeAsk change;
+    std::string who;
+    std::string why;
+    bool restore = true;
+};
+// A hold granted: its id, the holder's end of its fd, and the result of its change.
+struct HeldCpus {
+    std::uint64_t id = 0;
+    sdbus::UnixFd fd;
+    RequestResult result;
+};
+using HoldAnswer = std::variant<HeldCpus, std::exception_ptr>;
+// What ReleaseHold gets back: the results of the restore (one per CPU it wrote).
+using ReleaseAnswer = std::variant<std::vector<CpuResult>, std::exception_ptr>;
 
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.
@@ -48,6 +66,15 @@ public:
     // Cancels the running batch `batch_id` (0: whichever runs) for `caller`; returns its id.
     // Throws Refusal(NoSuchBatch) when none such runs, Refusal(Busy) when stopping.
     virtual std::uint64_t cancel(std::uint64_t batch_id, const std::string& caller) = 0;
+    // Takes the hold and its change off the main thread; `done` is called later on the main
+    // thread, exactly once. Throws Refusal(Busy) at once as submit() does.
+    virtual void hold(HoldAsk ask, std::function<void(HoldAnswer)> done) = 0;
+    // Ends hold `id` for `caller` and restores its CPUs if it asked; `done` is called on the
+    // main thread when the restore is done. Throws Refusal(NoSuchHold) at once when there is
+    // no such hold, Refusal(Busy) when stopping.
+    virtual void release_hold(std::uint64_t id, const std::string& caller,
+                              std::function<void(ReleaseAnswer)> done) = 0;
+    virtual std::vector<Hold> holds() const = 0;
 };
 
 class ManagerAdaptor final
@@ -56,6 +83,8 @@ public:
     using ResultEntry = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
     using Summary = std::map<std::string, sdbus::Variant>;
     using ChangeResult = sdbus::Result<std::vector<ResultEntry>, Summary>;
+    using HoldEntry = sdbus::Struct<uint64_t, std::string, std::string, std::string, std::string,
+                                    std::string, uint64_t, bool>;
     using TopologyEntry =
         sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
 
@@ -74,6 +103,11 @@ private:
     void SetSmt(ChangeResult&& result, std::string state,
                 std::map<std::string, sdbus::Variant> options) override;
     uint64_t Cancel(const uint64_t& batch_id) override;
+    void HoldCpus(
+        sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>&& result,
+        std::string mask, std::string state, std::string who, std::string why,
+        std::map<std::string, sdbus::Variant> options) override;
+    void ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& result, uint64_t hold_id) override;
     std::vector<TopologyEntry> GetTopology() override;
 
     std::string Online() override;
@@ -85,7 +119,13 @@ private:
     std::vector<std::string> Capabilities() override;
     bool Busy() override;
     std::map<std::string, sdbus::Variant> LastRecovery() override;
+    std::vector<HoldEntry> Holds() override;
 
+public:
+    // HoldsChanged, with the holds in force now.
+    void announce_holds();
+
+private:
     // Decodes the options of the call being processed (throws OptionError).
     RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;
     std::optional<uid_t> verified_caller_uid(std::string& why) const;

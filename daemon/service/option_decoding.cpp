@@ -26,7 +26,8 @@ OptionEntry entry_of(std::string key, const sdbus::Variant& value) {
 // already; rewinding moves only its read position. At most kMaxOptions + 1 entries are
 // read: more is refused anyway.
 std::vector<OptionEntry> option_entries(const sdbus::Message* message,
-                                        const std::map<std::string, sdbus::Variant>& fallback) {
+                                        const std::map<std::string, sdbus::Variant>& fallback,
+                                        int strings_before) {
     std::vector<OptionEntry> entries;
     if (message == nullptr) {
         for (const auto& [key, value] : fallback) {
@@ -36,8 +37,10 @@ std::vector<OptionEntry> option_entries(const sdbus::Message* message,
     }
     auto& msg = const_cast<sdbus::Message&>(*message);
     msg.rewind(true);
-    std::string first;  // the mask or the SMT state
-    msg >> first;
+    for (int i = 0; i < strings_before; ++i) {
+        std::string skipped;  // the mask, the SMT state, HoldCpus's state, who and why
+        msg >> skipped;
+    }
     if (!msg.enterContainer("{sv}")) {
         throw sdbus::Error(kInvalidArgs, "cannot read the options dictionary");
     }
@@ -56,7 +59,12 @@ std::vector<OptionEntry> option_entries(const sdbus::Message* message,
 
 RequestOptions read_request_options(const sdbus::Message* message,
                                     const std::map<std::string, sdbus::Variant>& fallback) {
-    return decode_options(option_entries(message, fallback));
+    return decode_options(option_entries(message, fallback, 1));
+}
+
+HoldOptions read_hold_options(const sdbus::Message* message,
+                              const std::map<std::string, sdbus::Variant>& fallback) {
+    return decode_hold_options(option_entries(message, fallback, 4));
 }
 
 }  // namespace cpuhpd

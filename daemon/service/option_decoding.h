@@ -1,5 +1,5 @@
-// The options dictionary (a{sv}) of Offline, Online and SetSmt as engine options. Reads the
-// entries out of the message; what they mean is decided by decode_options() (options.h).
+// The options dictionary (a{sv}) of Offline, Online, SetSmt and HoldCpus as engine options. Reads
+// the entries out of the message; what they mean is decided by decode_options() (options.h).
 #pragma once
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -17,5 +17,8 @@ namespace cpuhpd {
 // Throws OptionError for bad options, sdbus::Error when the message holds no dictionary.
 RequestOptions read_request_options(const sdbus::Message* message,
                                     const std::map<std::string, sdbus::Variant>& fallback);
+// The same for HoldCpus (arguments: four strings, then a{sv}).
+HoldOptions read_hold_options(const sdbus::Message* message,
+                              const std::map<std::string, sdbus::Variant>& fallback);
 
 }  // namespace cpuhpd

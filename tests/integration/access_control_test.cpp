@@ -109,10 +109,16 @@ TEST_F(CpuhpdTest, UnprivilegedCallersMayReadButNotChange) {
         s += "online4=" + (r.ok ? std::string("ok") : r.error_name) + ";";
         r = c.call("SetSmt", "off");
         s += "smt=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+        const auto held = c.hold_cpus("4", "offline", "nobody", "");
+        s += "hold=" + (held.call.ok ? std::string("ok") : held.call.error_name) + ";";
+        r = c.release_hold(1);
+        s += "release=" + (r.ok ? std::string("ok") : r.error_name) + ";";
+        s += "holds=" + std::to_string(c.get_holds().size()) + ";";
         return s;
     });
     EXPECT_EQ(out, std::string("online=0-15;offline=") + kAccessDenied +
-                       ";online4=" + kAccessDenied + ";smt=" + kAccessDenied + ";");
+                       ";online4=" + kAccessDenied + ";smt=" + kAccessDenied +
+                       ";hold=" + kAccessDenied + ";release=" + kAccessDenied + ";holds=0;");
     EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(tree().read("devices/system/cpu/smt/control"), "on");
 }

@@ -34,7 +34,7 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     for (const char* error : {kErrorInvalidArgs, kErrorAccessDenied}) {
         EXPECT_TRUE(mentions(xml, error)) << error;
     }
-    for (const char* key : {kOptionMode, kOptionStrategy, kOptionDryRun}) {
+    for (const char* key : {kOptionMode, kOptionStrategy, kOptionDryRun, kOptionRestore}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\"")) << key;
     }
     for (const char* key :
@@ -44,7 +44,8 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     }
     for (const char* property :
          {kPropertyOnline, kPropertyOffline, kPropertyPossible, kPropertyPresent,
-          kPropertyProtected, kPropertySmtControl, kPropertyCapabilities, kPropertyBusy}) {
+          kPropertyProtected, kPropertySmtControl, kPropertyCapabilities, kPropertyBusy,
+          kPropertyLastRecovery, kPropertyHolds}) {
         EXPECT_TRUE(mentions(xml, std::string("<property name=\"") + property + "\"")) << property;
     }
 }

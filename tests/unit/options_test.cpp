@@ -73,5 +73,56 @@ TEST(Options, BadKeysTypesAndValuesAreNamedAndQuotedEscaped) {
                   std::string("...(1000 bytes)").size());
 }
 
+std::string hold_error_of(const std::vector<OptionEntry>& entries) {
+    try {
+        decode_hold_options(entries);
+    } catch (const OptionError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
+}
+
+TEST(HoldOptions, DecodeStrategyAndRestore) {
+    const HoldOptions none = decode_hold_options({});
+    EXPECT_TRUE(none.restore);
+    EXPECT_FALSE(none.strategy);
+    const HoldOptions o =
+        decode_hold_options({text("strategy", "per-cpu"), flag("restore", false)});
+    EXPECT_FALSE(o.restore);
+    EXPECT_EQ(o.strategy, StrategyKind::PerCpu);
+}
+
+// A hold's change is atomic and real: mode and dry_run are not options of HoldCpus.
+TEST(HoldOptions, RefuseModeDryRunAndBadValues) {
+    EXPECT_EQ(hold_error_of({text("mode", "best-effort")}),
+              "unknown option 'mode' (known: strategy, restore)");
+    EXPECT_EQ(hold_error_of({flag("dry_run", true)}),
+              "unknown option 'dry_run' (known: strategy, restore)");
+    EXPECT_EQ(hold_error_of({text("restore", "yes")}),
+              "option 'restore' must be a boolean (b), not s");
+    EXPECT_EQ(hold_error_of({flag("restore", true), flag("restore", true)}),
+              "option 'restore' is given more than once");
+    // And the change options do not know restore.
+    EXPECT_EQ(error_of({flag("restore", true)}),
+              "unknown option 'restore' (known: mode, strategy, dry_run)");
+}
+
+TEST(HoldOptions, WhoAndWhyArePrintableAndBounded) {
+    EXPECT_NO_THROW(check_hold_names("live-update", "kernel update"));
+    EXPECT_NO_THROW(check_hold_names("x", ""));
+    EXPECT_THROW(check_hold_names("", "why"), OptionError);
+    EXPECT_THROW(check_hold_names(std::string(65, 'a'), ""), OptionError);
+    EXPECT_THROW(check_hold_names("a", std::string(257, 'a')), OptionError);
+    EXPECT_THROW(check_hold_names("evil\nwho", ""), OptionError);
+    try {
+        check_hold_names("evil\x1b[2J", "");
+        FAIL() << "a control character was accepted";
+    } catch (const OptionError& e) {
+        EXPECT_STREQ(e.what(), "who 'evil\\x1b[2J' has a control character");
+    }
+    EXPECT_THROW(check_hold_names("who", "line\nbreak"), OptionError);
+}
+
 }  // namespace
 }  // namespace cpuhpd

@@ -1,5 +1,7 @@
 #include "raw_client.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -250,6 +252,55 @@ CallResult RawClient::call(const std::string& method, const std::string& arg,
     return call_with_entries(method, arg, {options.begin(), options.end()}, timeout);
 }
 
+namespace {
+
+std::uint64_t usec_of(std::chrono::seconds timeout) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
+}
+
+void append_options(sd_bus_message* m, const std::vector<std::pair<std::string, Option>>& options) {
+    check(sd_bus_message_open_container(m, 'a', "{sv}"), "open a{sv}");
+    for (const auto& [key, value] : options) {
+        check(sd_bus_message_open_container(m, 'e', "sv"), "open e");
+        check(sd_bus_message_append(m, "s", key.c_str()), "append key");
+        if (auto* s = std::get_if<std::string>(&value)) {
+            check(sd_bus_message_append(m, "v", "s", s->c_str()), "append v");
+        } else if (auto* b = std::get_if<bool>(&value)) {
+            check(sd_bus_message_append(m, "v", "b", static_cast<int>(*b)), "append v");
+        } else if (auto* u = std::get_if<std::uint32_t>(&value)) {
+            check(sd_bus_message_append(m, "v", "u", *u), "append v");
+        }
+        check(sd_bus_message_close_container(m), "close e");
+    }
+    check(sd_bus_message_close_container(m), "close a");
+}
+
+// An a(ussis) results array at the current position of `m`.
+void read_results(sd_bus_message* m, std::vector<CpuResult>& results) {
+    check(sd_bus_message_enter_container(m, 'a', "(ussis)"), "reply: results");
+    int r = 0;
+    while ((r = sd_bus_message_enter_container(m, 'r', "ussis")) > 0) {
+        CpuResult c;
+        const char *res = nullptr, *ename = nullptr, *text = nullptr;
+        std::uint32_t cpu = 0;
+        std::int32_t ev = 0;
+        check(sd_bus_message_read(m, "ussis", &cpu, &res, &ename, &ev, &text),
+              "reply: result entry");
+        c.cpu = cpu;
+        c.result = res;
+        c.error = ename;
+        c.errno_value = ev;
+        c.message = text;
+        results.push_back(c);
+        check(sd_bus_message_exit_container(m), "reply: exit entry");
+    }
+    check(r, "reply: results entries");
+    check(sd_bus_message_exit_container(m), "reply: exit results");
+}
+
+}  // namespace
+
 CallResult RawClient::call_with_entries(const std::string& method, const std::string& arg,
                                         const std::vector<std::pair<std::string, Option>>& options,
                                         std::chrono::seconds timeout) {
@@ -257,27 +308,12 @@ CallResult RawClient::call_with_entries(const std::string& method, const std::st
     check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, method.c_str()),
           "new_method_call");
     check(sd_bus_message_append(msg.m, "s", arg.c_str()), "append mask");
-    check(sd_bus_message_open_container(msg.m, 'a', "{sv}"), "open a{sv}");
-    for (const auto& [key, value] : options) {
-        check(sd_bus_message_open_container(msg.m, 'e', "sv"), "open e");
-        check(sd_bus_message_append(msg.m, "s", key.c_str()), "append key");
-        if (auto* s = std::get_if<std::string>(&value)) {
-            check(sd_bus_message_append(msg.m, "v", "s", s->c_str()), "append v");
-        } else if (auto* b = std::get_if<bool>(&value)) {
-            check(sd_bus_message_append(msg.m, "v", "b", static_cast<int>(*b)), "append v");
-        } else if (auto* u = std::get_if<std::uint32_t>(&value)) {
-            check(sd_bus_message_append(msg.m, "v", "u", *u), "append v");
-        }
-        check(sd_bus_message_close_container(msg.m), "close e");
-    }
-    check(sd_bus_message_close_container(msg.m), "close a");
+    append_options(msg.m, options);
 
     CallResult out;
     BusError err;
     MessageRef reply;
-    auto usec = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
-    int r = sd_bus_call(bus_, msg.m, usec, &err.e, &reply.m);
+    int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
     if (r < 0) {
         out.ok = false;
         out.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
@@ -285,26 +321,95 @@ CallResult RawClient::call_with_entries(const std::string& method, const std::st
         return out;
     }
     out.ok = true;
-    check(sd_bus_message_enter_container(reply.m, 'a', "(ussis)"), "reply: results");
-    while ((r = sd_bus_message_enter_container(reply.m, 'r', "ussis")) > 0) {
-        CpuResult c;
-        const char *res = nullptr, *ename = nullptr, *text = nullptr;
-        std::uint32_t cpu = 0;
-        std::int32_t ev = 0;
-        check(sd_bus_message_read(reply.m, "ussis", &cpu, &res, &ename, &ev, &text),
-              "reply: result entry");
-        c.cpu = cpu;
-        c.result = res;
-        c.error = ename;
-        c.errno_value = ev;
-        c.message = text;
-        out.results.push_back(c);
-        check(sd_bus_message_exit_container(reply.m), "reply: exit entry");
-    }
-    check(r, "reply: results entries");
-    check(sd_bus_message_exit_container(reply.m), "reply: exit results");
+    read_results(reply.m, out.results);
     check(read_vardict(reply.m, out.summary), "reply: summary");
     return out;
+}
+
+RawClient::Held RawClient::hold_cpus(const std::string& mask, const std::string& state,
+                                     const std::string& who, const std::string& why,
+                                     const std::map<std::string, Option>& options,
+                                     std::chrono::seconds timeout) {
+    MessageRef msg;
+    check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, "HoldCpus"),
+          "new_method_call");
+    check(
+        sd_bus_message_append(msg.m, "ssss", mask.c_str(), state.c_str(), who.c_str(), why.c_str()),
+        "append HoldCpus arguments");
+    append_options(msg.m, {options.begin(), options.end()});
+    Held out;
+    BusError err;
+    MessageRef reply;
+    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
+    if (r < 0) {
+        out.call.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
+        out.call.error_message = err.e.message ? err.e.message : "";
+        return out;
+    }
+    out.call.ok = true;
+    int fd = -1;
+    check(sd_bus_message_read(reply.m, "ht", &fd, &out.hold_id), "HoldCpus reply: fd, id");
+    out.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);  // the message's own copy closes with it
+    read_results(reply.m, out.call.results);
+    check(read_vardict(reply.m, out.call.summary), "HoldCpus reply: summary");
+    return out;
+}
+
+CallResult RawClient::release_hold(std::uint64_t hold_id, std::chrono::seconds timeout) {
+    MessageRef msg;
+    check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, "ReleaseHold"),
+          "new_method_call");
+    check(sd_bus_message_append(msg.m, "t", hold_id), "append hold_id");
+    CallResult out;
+    BusError err;
+    MessageRef reply;
+    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
+    if (r < 0) {
+        out.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
+        out.error_message = err.e.message ? err.e.message : "";
+        return out;
+    }
+    out.ok = true;
+    read_results(reply.m, out.results);
+    return out;
+}
+
+std::vector<RawClient::HoldEntry> RawClient::get_holds() {
+    BusError err;
+    MessageRef reply;
+    int r = sd_bus_get_property(bus_, kBusName, kPath, kInterface, "Holds", &err.e, &reply.m,
+                                "a(tssssstb)");
+    if (r < 0) {
+        throw std::runtime_error("Get Holds: " +
+                                 (err.e.name ? std::string(err.e.name) : error_text(-r)));
+    }
+    std::vector<HoldEntry> out;
+    check(sd_bus_message_enter_container(reply.m, 'a', "(tssssstb)"), "Holds");
+    while ((r = sd_bus_message_enter_container(reply.m, 'r', "tssssstb")) > 0) {
+        HoldEntry h;
+        const char *cpus = nullptr, *state = nullptr, *who = nullptr, *why = nullptr,
+                   *holder = nullptr;
+        int restore = 0;
+        check(sd_bus_message_read(reply.m, "tssssstb", &h.id, &cpus, &state, &who, &why, &holder,
+                                  &h.since_us, &restore),
+              "Holds entry");
+        h.cpus = cpus;
+        h.state = state;
+        h.who = who;
+        h.why = why;
+        h.holder = holder;
+        h.restore = restore != 0;
+        out.push_back(h);
+        check(sd_bus_message_exit_container(reply.m), "Holds: exit entry");
+    }
+    check(r, "Holds entries");
+    return out;
+}
+
+std::string RawClient::unique_name() {
+    const char* name = nullptr;
+    check(sd_bus_get_unique_name(bus_, &name), "unique name");
+    return name;
 }
 
 std::string RawClient::get_string(const std::string& property) {

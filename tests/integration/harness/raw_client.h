@@ -91,6 +91,26 @@ public:
         std::string error_name, error_message;  // set when the call failed
     };
     Cancelled cancel(std::uint64_t batch_id);
+    // HoldCpus: on success `fd` is the hold's fd (close-on-exec; the caller closes it to end
+    // the hold) and `call` has the change's results and summary; else `call` has the error.
+    struct Held {
+        CallResult call;
+        int fd = -1;
+        std::uint64_t hold_id = 0;
+    };
+    Held hold_cpus(const std::string& mask, const std::string& state, const std::string& who,
+                   const std::string& why, const std::map<std::string, Option>& options = {},
+                   std::chrono::seconds timeout = 30s);
+    // ReleaseHold: the restore's results (no summary), or the error.
+    CallResult release_hold(std::uint64_t hold_id, std::chrono::seconds timeout = 30s);
+    struct HoldEntry {
+        std::uint64_t id = 0;
+        std::string cpus, state, who, why, holder;
+        std::uint64_t since_us = 0;
+        bool restore = false;
+    };
+    std::vector<HoldEntry> get_holds();
+    std::string unique_name();
     // Property getters; on a D-Bus error they throw std::runtime_error with its name.
     std::string get_string(const std::string& property);
     std::vector<std::string> get_strv(const std::string& property);
