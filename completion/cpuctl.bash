@@ -39,7 +39,20 @@ _cpuctl() {
         colon=1
     fi
 
-    local commands="offline online plan status topology smt cancel"
+    # After `offline|online MASK --`, a command line of its own.
+    local k
+    for ((k = 1; k < i; k++)); do
+        if [[ ${COMP_WORDS[k]} == -- ]]; then
+            if declare -F _command_offset >/dev/null; then
+                _command_offset $((k + 1))
+            else
+                COMPREPLY=($(compgen -c -- "$cur" | sort -u))
+            fi
+            return
+        fi
+    done
+
+    local commands="offline online plan status topology smt cancel holds release"
     local global="--json --timeout --bus-address --help --help-all --version"
     local batch="--best-effort --strategy"
 
@@ -47,7 +60,7 @@ _cpuctl() {
     local cmd= nargs=0 j w
     for ((j = 1; j < i; j++)); do
         w=${COMP_WORDS[j]}
-        case ${COMP_WORDS[j - 1]} in --timeout | --bus-address | --strategy) continue ;; esac
+        case ${COMP_WORDS[j - 1]} in --timeout | --bus-address | --strategy | --who | --why) continue ;; esac
         [[ $w == : || ${COMP_WORDS[j + 1]:-} == : || ${COMP_WORDS[j - 1]} == : ]] && continue
         [[ $w == -* ]] && continue
         if [[ -z $cmd ]]; then
@@ -62,7 +75,7 @@ _cpuctl() {
         COMPREPLY=($(compgen -W "auto bulk smt per-cpu" -- "$cur"))
         return
         ;;
-    --timeout | --bus-address)
+    --timeout | --bus-address | --who | --why)
         COMPREPLY=()
         return
         ;;
@@ -71,7 +84,8 @@ _cpuctl() {
     local words=
     if [[ $cur == -* ]]; then
         case $cmd in
-        offline | online | smt) words="$batch --dry-run $global" ;;
+        offline | online) words="$batch --dry-run --who --why --no-restore -- $global" ;;
+        smt) words="$batch --dry-run $global" ;;
         plan) words="$batch $global" ;;
         cancel) words="--no-wait $global" ;;
         *) words=$global ;;

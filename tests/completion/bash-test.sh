@@ -34,7 +34,7 @@ check() {
     fi
 }
 
-check "cpuctl " "cancel offline online plan smt status topology"
+check "cpuctl " "cancel holds offline online plan release smt status topology"
 check "cpuctl o" "offline online"
 check "cpuctl --json s" "smt status"
 check "cpuctl --timeout " ""
@@ -56,6 +56,11 @@ check "cpuctl plan offline --d" ""
 check "cpuctl smt " "off on"
 check "cpuctl smt on " ""
 check "cpuctl cancel --n" "--no-wait"
+check "cpuctl offline 4-7 --w" "--who --why"
+check "cpuctl offline 4-7 --no-r" "--no-restore"
+check "cpuctl offline 4-7 --who " ""
+check "cpuctl online 4-7 -- dbus-sen" "dbus-send"
+check "cpuctl smt --no" ""
 check "cpuctl status --j" "--json"
 # With ':' not a word break bash passes "package:" whole; the replies are whole words.
 COMP_WORDBREAKS=$' \t\n"\'><=;|&('
