@@ -90,6 +90,8 @@ std::vector<std::uint64_t> HoldTable::held_by(const std::string& holder) const {
 
 void HoldTable::admit(Request& request) const {
     const std::lock_guard lock(mutex_);
+    CpuSet left_out;
+    const Hold* first_holding = nullptr;
     for (const auto& [id, hold] : holds_) {
         if (!request.caller.empty() && hold.holder == request.caller) {
             continue;
@@ -105,8 +107,22 @@ void HoldTable::admit(Request& request) const {
                               "; only its holder may change it until the hold ends",
                           named);
         }
-        request.cpus = request.cpus - held;
+        left_out |= held;
+        first_holding = first_holding ? first_holding : &hold;
     }
+    if (left_out.empty()) {
+        return;
+    }
+    if (left_out == request.cpus) {
+        // Nothing left: say why, rather than that the selector names no CPU.
+        throw Refusal(RefusalKind::Held,
+                      "every CPU of '" + request.mask + "' that could change is held (CPU " +
+                          left_out.to_string() + "; " + describe(*first_holding) +
+                          (left_out.is_subset_of(first_holding->cpus) ? "" : ", and others") +
+                          "); only its holder may change them until the hold ends",
+                      left_out);
+    }
+    request.cpus = request.cpus - left_out;
 }
 
 }  // namespace cpuhpd

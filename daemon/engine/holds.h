@@ -50,7 +50,8 @@ public:
     // A held CPU is changed only by its holder. For anyone else's request the held CPUs that
     // only a selector brought in are left out (as protected ones are), and a held CPU named
     // by number refuses the whole request: Refusal(Held), naming the hold, its holder and
-    // why. Requests without a caller (the service's own) are checked like any other.
+    // why; so does a request a selector named only held CPUs for. Requests without a caller
+    // (the service's own) are checked like any other.
     void admit(Request& request) const;
 
 private:

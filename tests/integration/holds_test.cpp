@@ -91,7 +91,13 @@ TEST_F(HoldsTest, AnotherCallerIsRefusedUntilTheHoldEndsThenTheCpusComeBack) {
     EXPECT_NE(by_cpuctl.err.find("Held"), std::string::npos) << by_cpuctl.describe();
     EXPECT_TRUE(files_are(kPackage1));
 
-    // A selector leaves the held CPUs out instead.
+    // A selector that names only held CPUs is refused the same way.
+    const auto whole = client_->call("Online", "package:1");
+    EXPECT_EQ(whole.error_name, kHeld) << whole.describe();
+    EXPECT_NE(whole.error_message.find("every CPU of 'package:1' that could change is held"),
+              std::string::npos)
+        << whole.error_message;
+    // Other selectors leave the held CPUs out.
     const auto all = client_->call("Online", "all");
     EXPECT_TRUE(all.ok) << all.describe();
     EXPECT_EQ(all.cpus().count(4), 0u);

@@ -63,6 +63,25 @@ TEST(HoldTable, HeldCpusThatOnlyASelectorBroughtInAreLeftOut) {
     EXPECT_EQ(r.cpus, CpuSet::range(1, 3) | CpuSet::range(8, 15));
 }
 
+// "online package:1" while package 1 is held: nothing left, so Held, not an empty mask.
+TEST(HoldTable, ASelectorThatNamesOnlyHeldCpusIsRefusedWithTheHold) {
+    HoldTable table;
+    table.take(hold_of(":1.5", CpuSet::range(4, 7)));
+    Request r = request_of(":1.9", Action::Online, CpuSet::range(4, 7), CpuSet::range(4, 7));
+    r.mask = "package:1";
+    try {
+        table.admit(r);
+        FAIL() << "an all-held selector was admitted";
+    } catch (const Refusal& refusal) {
+        EXPECT_EQ(refusal.kind(), RefusalKind::Held);
+        EXPECT_EQ(refusal.cpus(), CpuSet::range(4, 7));
+        EXPECT_NE(std::string(refusal.what())
+                      .find("every CPU of 'package:1' that could change is held (CPU 4-7; hold "),
+                  std::string::npos)
+            << refusal.what();
+    }
+}
+
 TEST(HoldTable, RequestsWithoutACallerAreCheckedToo) {
     HoldTable table;
     table.take(hold_of("", CpuSet::range(4, 7)));  // even a hold whose holder has no name
