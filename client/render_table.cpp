@@ -1,10 +1,11 @@
 #include "render_table.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <string_view>
 
+#include "holds.h"
 #include "names.h"
 
 namespace cpuctl {
@@ -201,20 +202,6 @@ void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cp
     print_rows(out, rows);
 }
 
-namespace {
-
-// "2026-12-02 08:40:12 UTC" from microseconds since the epoch.
-std::string utc_text(std::uint64_t since_us) {
-    const std::time_t seconds = static_cast<std::time_t>(since_us / 1000000u);
-    std::tm parts{};
-    gmtime_r(&seconds, &parts);
-    char text[32];
-    const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &parts);
-    return std::string(text, n);
-}
-
-}  // namespace
-
 void render_holds_table(std::ostream& out, const std::vector<HoldInfo>& holds) {
     if (holds.empty()) {
         out << "no holds\n";
@@ -224,7 +211,9 @@ void render_holds_table(std::ostream& out, const std::vector<HoldInfo>& holds) {
         {"HOLD", "CPUS", "STATE", "WHO", "WHY", "SINCE", "HOLDER", "RESTORE"}};
     for (const auto& h : holds) {
         rows.push_back({std::to_string(h.id), h.cpus, h.state, h.who, or_dash(h.why),
-                        utc_text(h.since_us), h.holder, yes_no(h.restore)});
+                        cpuhpd::utc_text(std::chrono::system_clock::time_point(
+                            std::chrono::microseconds(h.since_us))),
+                        h.holder, yes_no(h.restore)});
     }
     print_rows(out, rows);
 }

@@ -5,8 +5,6 @@
 
 namespace cpuhpd {
 
-namespace {
-
 std::string utc_text(std::chrono::system_clock::time_point when) {
     const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
     std::tm parts{};
@@ -15,8 +13,6 @@ std::string utc_text(std::chrono::system_clock::time_point when) {
     const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &parts);
     return std::string(text, n);
 }
-
-}  // namespace
 
 std::string describe(const Hold& hold) {
     std::string text = "hold " + std::to_string(hold.id) + " by " + hold.who;

@@ -60,6 +60,9 @@ private:
     std::uint64_t next_id_ = 1;
 };
 
+// "2026-12-02 08:40:12 UTC": when a hold began, for messages and `cpuctl holds`.
+std::string utc_text(std::chrono::system_clock::time_point when);
+
 // "hold 3 by live-update (kernel update), offline since 2026-12-02 08:40:12 UTC": for
 // messages and logs.
 std::string describe(const Hold& hold);

@@ -80,6 +80,36 @@ TEST(CpuctlRenderJson, Topology) {
     EXPECT_EQ(topology_json({}), R"({"cpus":[]})");
 }
 
+HoldInfo sample_hold() {
+    // 2026-12-02 08:40:12 UTC.
+    return HoldInfo{3, "4-7", "offline", "live-update", "", ":1.42", 1796200812000000, true};
+}
+
+TEST(CpuctlRenderJson, HoldsAndRelease) {
+    EXPECT_EQ(holds_json({sample_hold()}),
+              R"({"holds":[{"hold_id":3,"cpus":"4-7","state":"offline","who":"live-update",)"
+              R"("why":"","holder":":1.42","since_us":1796200812000000,"restore":true}]})");
+    EXPECT_EQ(holds_json({}), R"({"holds":[]})");
+    EXPECT_EQ(release_json(3, {CpuResult{4, "changed", "", 0, "online"}}),
+              R"({"hold_id":3,"restored":[{"cpu":4,"result":"changed","error":"",)"
+              R"("message":"online"}]})");
+}
+
+TEST(CpuctlRenderTable, HoldsAndRelease) {
+    std::ostringstream out;
+    render_holds_table(out, {sample_hold()});
+    EXPECT_EQ(out.str(),
+              "HOLD  CPUS  STATE    WHO          WHY  SINCE                    HOLDER  RESTORE\n"
+              "3     4-7   offline  live-update  -    2026-12-02 08:40:12 UTC  :1.42   yes\n");
+    std::ostringstream none;
+    render_holds_table(none, {});
+    EXPECT_EQ(none.str(), "no holds\n");
+    EXPECT_EQ(release_summary_line(3, {CpuResult{4, "changed", "", 0, "online"},
+                                       CpuResult{5, "failed", "EBUSY", 16, "busy"}}),
+              "hold 3 released; restored 4; restore failed: 5");
+    EXPECT_EQ(release_summary_line(3, {}), "hold 3 released; nothing to restore");
+}
+
 TEST(CpuctlRenderTable, BatchTableAndSummary) {
     std::ostringstream out;
     render_batch_table(out, sample_reply());

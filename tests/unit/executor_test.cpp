@@ -380,21 +380,36 @@ TEST(Executor, AHeldCpuRefusesAnotherCallersRequestAtOnce) {
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({5, 6}));
 }
 
+// An executor checking `holds`: a batch (offline 4) held at its first write, then
+// `queued` (offline of each CPU, in order) queued behind it, then a hold on `held` taken,
+// then the batch let go. Returns the first `answers` results, in the order they came.
+struct HoldAfterQueueing {
+    HoldAfterQueueing(const std::vector<std::pair<unsigned, const char*>>& queued,
+                      const CpuSet& held, std::size_t answers)
+        : t(EngineSettings{}.max_queued_requests, &holds) {
+        auto& [gate, runner, ex] = t.g;
+        FakeMachine& m = t.m;
+        ex.submit(by_caller(m.request(Action::Offline, set({4})), ":1.9"), m.state(),
+                  t.results.slot());
+        gate.entered_.get_future().wait();
+        for (const auto& [cpu, caller] : queued) {
+            ex.submit(by_caller(m.request(Action::Offline, set({cpu})), caller), m.state(),
+                      t.results.slot());
+        }
+        holds.take(hold_on(held));
+        gate.release_.set_value();
+        done = t.results.wait_for(answers);
+    }
+    HoldTable holds;
+    GatedMachine t;
+    std::vector<RequestResult> done;
+};
+
 // A hold taken while a request waits in the queue refuses it when its batch starts: the
 // request was admitted before the hold, but would change the hold's CPUs after it.
 TEST(Executor, AHoldTakenWhileARequestIsQueuedRefusesItAtBatchTime) {
-    HoldTable holds;
-    GatedMachine t(EngineSettings{}.max_queued_requests, &holds);
-    FakeMachine& m = t.m;
-    Results& results = t.results;
-    auto& [gate, runner, ex] = t.g;
-    ex.submit(by_caller(m.request(Action::Offline, set({4})), ":1.9"), m.state(), results.slot());
-    gate.entered_.get_future().wait();
-    ex.submit(by_caller(m.request(Action::Offline, set({6})), ":1.9"), m.state(), results.slot());
-    ex.submit(by_caller(m.request(Action::Offline, set({7})), ":1.7"), m.state(), results.slot());
-    holds.take(hold_on(set({6})));
-    gate.release_.set_value();
-    const auto done = results.wait_for(3);
+    HoldAfterQueueing h({{6, ":1.9"}, {7, ":1.7"}}, set({6}), 3);
+    const auto& done = h.done;
     ASSERT_EQ(done.size(), 3u);
     EXPECT_EQ(done[0].outcome, Outcome::Ok);
     // The refused request is answered before the batch of the one it was queued with.
@@ -402,28 +417,20 @@ TEST(Executor, AHoldTakenWhileARequestIsQueuedRefusesItAtBatchTime) {
     EXPECT_EQ(done[1].refusal->kind(), RefusalKind::Held);
     EXPECT_EQ(done[1].mask, "6");
     EXPECT_EQ(done[2].outcome, Outcome::Ok);
-    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 7}));
+    EXPECT_EQ(h.t.m.fs.online(), CpuSet::range(0, 15) - set({4, 7}));
 }
 
 TEST(Executor, ABatchAllOfWhoseRequestsAHoldRefusedWritesNothing) {
-    HoldTable holds;
-    GatedMachine t(EngineSettings{}.max_queued_requests, &holds);
-    FakeMachine& m = t.m;
-    Results& results = t.results;
-    auto& [gate, runner, ex] = t.g;
-    ex.submit(by_caller(m.request(Action::Offline, set({4})), ":1.9"), m.state(), results.slot());
-    gate.entered_.get_future().wait();
-    ex.submit(by_caller(m.request(Action::Offline, set({6})), ":1.9"), m.state(), results.slot());
-    holds.take(hold_on(set({6})));
-    gate.release_.set_value();
-    const auto done = results.wait_for(2);
-    ASSERT_EQ(done.size(), 2u);
-    ASSERT_TRUE(done[1].refusal);
-    EXPECT_EQ(done[1].refusal->kind(), RefusalKind::Held);
+    HoldAfterQueueing h({{6, ":1.9"}}, set({6}), 2);
+    ASSERT_EQ(h.done.size(), 2u);
+    ASSERT_TRUE(h.done[1].refusal);
+    EXPECT_EQ(h.done[1].refusal->kind(), RefusalKind::Held);
+    FakeMachine& m = h.t.m;
     EXPECT_TRUE(m.fs.online().contains(6));
     // Idle again: a later request is served.
-    ex.submit(by_caller(m.request(Action::Offline, set({8})), ":1.9"), m.state(), results.slot());
-    EXPECT_EQ(results.wait_for(3)[2].outcome, Outcome::Ok);
+    h.t.g.ex.submit(by_caller(m.request(Action::Offline, set({8})), ":1.9"), m.state(),
+                    h.t.results.slot());
+    EXPECT_EQ(h.t.results.wait_for(3)[2].outcome, Outcome::Ok);
 }
 
 }  // namespace
