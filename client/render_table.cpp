@@ -243,7 +243,13 @@ std::string describe_error(const ErrorInfo& e, const std::string& bus) {
         return std::string("cpuhpd is not running (no owner of ") + kBusName + " on " + bus + ")";
     }
     if (n == kErrorAccessDenied) {
-        return "permission denied: " + e.message + " (run as root)";
+        return "permission denied: " + e.message +
+               " (run as root, or have a polkit rule grant the action)";
+    }
+    if (n == kErrorInteractiveAuthorizationRequired) {
+        return "authentication required: " + e.message +
+               " (cpuctl does not ask for a password: run as root, or have a polkit rule grant "
+               "the action)";
     }
     if (n == kErrorNoServer) {
         return "cannot connect to " + bus + ": " + e.message;

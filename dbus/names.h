@@ -25,6 +25,8 @@ inline std::string error_name(RefusalKind kind) {
 // Standard errors the service sends, or that cpuctl explains.
 inline constexpr const char* kErrorInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
 inline constexpr const char* kErrorAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+inline constexpr const char* kErrorInteractiveAuthorizationRequired =
+    "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired";
 inline constexpr const char* kErrorFailed = "org.freedesktop.DBus.Error.Failed";
 inline constexpr const char* kErrorServiceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown";
 inline constexpr const char* kErrorNameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner";

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -97,6 +98,15 @@ void reply_or_fail(const Call& call, Send&& send) {
     }
 }
 
+// The refusal path of authorize(): an error reply to `call`.
+template <typename Call>
+std::function<void(const sdbus::Error&)> refuser(const std::shared_ptr<Call>& call) {
+    return [call](const sdbus::Error& error) {
+        reply_or_fail(*call,
+                      [&] { call->returnError(sendable(error.getName(), error.getMessage())); });
+    };
+}
+
 ChangeAsk ask_for(Action action, std::string mask) {
     ChangeAsk ask;
     ask.action = action;
@@ -109,7 +119,8 @@ ChangeAsk ask_for(Action action, std::string mask) {
 ManagerAdaptor::ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend)
     : AdaptorInterfaces(connection, dbus::kObjectPath),
       backend_(backend),
-      bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")) {
+      bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")),
+      polkit_(connection) {
     announced_ = property_texts();
     registerAdaptor();
 }
@@ -152,23 +163,72 @@ std::optional<uid_t> ManagerAdaptor::verified_caller_uid(std::string& why) const
     }
 }
 
-// Changing CPU state needs root. The bus policy already says so on the system bus; this
-// also covers private buses and a policy that was edited. A daemon that does not run as
-// root (tests on a fake tree) also accepts its own user, who could write that tree anyway.
-// A caller whose identity the bus cannot vouch for is refused.
-void ManagerAdaptor::check_may_change(const char* what) const {
+// Changing CPU state needs root or polkit's word. uid 0 passes without asking polkit, as
+// does the daemon's own user when it is not root (tests on a fake tree: that user could
+// write the tree anyway). Anyone else is asked about through polkit, which judges the
+// caller by its bus name. A caller whose identity the bus cannot vouch for is refused.
+void ManagerAdaptor::authorize(const char* action, const char* what,
+                               const std::map<std::string, std::string>& details,
+                               std::function<void()> proceed,
+                               std::function<void(const sdbus::Error&)> refuse) {
+    auto run = [what, proceed = std::move(proceed), refuse] {
+        try {
+            proceed();
+        } catch (...) {
+            refuse(to_dbus_error(what, std::current_exception()));
+        }
+    };
     std::string why;
     const std::optional<uid_t> uid = verified_caller_uid(why);
+    const std::string sender = caller();
     if (!uid) {
-        log::warning(std::string("refusing ") + what + " from " + caller() +
+        log::warning(std::string("refusing ") + what + " from " + sender +
                      ": cannot verify the caller's identity: " + why);
-        throw sdbus::Error(kAccessDenied,
-                           "cannot verify the caller's identity (" + why +
-                               "); changing CPU state needs credentials the bus vouches for");
+        refuse(sdbus::Error(kAccessDenied,
+                            "cannot verify the caller's identity (" + why +
+                                "); changing CPU state needs credentials the bus vouches for"));
+        return;
     }
-    if (*uid != 0 && *uid != geteuid()) {
-        throw sdbus::Error(kAccessDenied, "changing CPU state needs root");
+    if (*uid == 0 || *uid == geteuid()) {
+        run();
+        return;
     }
+    const auto* message = getObject().getCurrentlyProcessedMessage();
+    const bool interactive = message != nullptr && allows_interactive_authorization(*message);
+    const std::string caller_text = sender + " (uid " + std::to_string(*uid) + ")";
+    polkit_.check(
+        action, sender, interactive, details,
+        [action = std::string(action), what = std::string(what), caller_text, run = std::move(run),
+         refuse](const PolkitVerdict& verdict) {
+            switch (verdict.kind) {
+                case PolkitVerdict::Kind::Authorized:
+                    run();
+                    return;
+                case PolkitVerdict::Kind::ChallengeNeeded:
+                    refuse(sdbus::Error(dbus::kErrorInteractiveAuthorizationRequired,
+                                        what + " needs authentication (polkit action " + action +
+                                            "); allow interactive authorization in the call to be "
+                                            "asked"));
+                    return;
+                case PolkitVerdict::Kind::Denied:
+                    log::info("polkit refused " + what + " to " + caller_text + " (" + action +
+                              ")");
+                    refuse(sdbus::Error(kAccessDenied, "not authorized: " + what +
+                                                           " needs root or polkit "
+                                                           "action " +
+                                                           action));
+                    return;
+                case PolkitVerdict::Kind::Unavailable:
+                    log::warning("cannot ask polkit whether " + caller_text + " may " + action +
+                                 ": " + verdict.detail);
+                    refuse(sdbus::Error(kAccessDenied, what + " needs root or polkit action " +
+                                                           action +
+                                                           ", and polkit could not be "
+                                                           "asked: " +
+                                                           verdict.detail));
+                    return;
+            }
+        });
 }
 
 std::string ManagerAdaptor::caller() const {
@@ -186,31 +246,40 @@ std::string ManagerAdaptor::caller() const {
 void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
                             const std::map<std::string, sdbus::Variant>& options) {
     ask.options = read_options(options);
-    if (!ask.options.dry_run) {
-        check_may_change("a change");
-    }
     ask.caller = caller();
     const char* what = ask.smt_siblings                ? "SetSmt"
                        : ask.action == Action::Offline ? "Offline"
                                                        : "Online";
+    const char* action = ask.smt_siblings ? kActionSwitchSmt : kActionChangeCpus;
+    const std::map<std::string, std::string> details{{"mask", ask.mask},
+                                                     {"state", to_string(ask.action)}};
+    const bool dry_run = ask.options.dry_run;
     // std::function needs a copyable target and sdbus::Result is move-only. The backend
     // calls back on the main thread, so the reply is sent and dropped there.
     auto reply = std::make_shared<ChangeResult>(std::move(result));
-    backend_.submit(std::move(ask), [reply, what](ChangeAnswer answer) {
-        const ChangeResult& call = *reply;
-        reply_or_fail(call, [&] {
-            if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                call.returnError(to_dbus_error(what, *thrown));
-                return;
-            }
-            const auto& done = std::get<RequestResult>(answer);
-            if (done.refusal) {
-                call.returnError(sendable(error_name(done.refusal->kind()), done.refusal->what()));
-            } else {
-                call.returnResults(to_dbus(done.cpus), summary_of(done));
-            }
+    auto submit = [this, reply, what, ask = std::move(ask)] {
+        backend_.submit(ask, [reply, what](ChangeAnswer answer) {
+            const ChangeResult& call = *reply;
+            reply_or_fail(call, [&] {
+                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                    call.returnError(to_dbus_error(what, *thrown));
+                    return;
+                }
+                const auto& done = std::get<RequestResult>(answer);
+                if (done.refusal) {
+                    call.returnError(
+                        sendable(error_name(done.refusal->kind()), done.refusal->what()));
+                } else {
+                    call.returnResults(to_dbus(done.cpus), summary_of(done));
+                }
+            });
         });
-    });
+    };
+    if (dry_run) {  // a read: anyone may
+        submit();
+        return;
+    }
+    authorize(action, what, details, std::move(submit), refuser(reply));
 }
 
 void ManagerAdaptor::Offline(ChangeResult&& result, std::string mask,
@@ -239,10 +308,16 @@ void ManagerAdaptor::SetSmt(ChangeResult&& result, std::string state,
     });
 }
 
-uint64_t ManagerAdaptor::Cancel(const uint64_t& batch_id) {
-    return guarded("Cancel", [&] {
-        check_may_change("a cancel");
-        return static_cast<uint64_t>(backend_.cancel(batch_id, caller()));
+void ManagerAdaptor::Cancel(sdbus::Result<uint64_t>&& result, uint64_t batch_id) {
+    guarded("Cancel", [&] {
+        auto reply = std::make_shared<sdbus::Result<uint64_t>>(std::move(result));
+        authorize(
+            kActionChangeCpus, "Cancel", {{"batch", std::to_string(batch_id)}},
+            [this, reply, batch_id, sender = caller()] {
+                const auto cancelled = static_cast<uint64_t>(backend_.cancel(batch_id, sender));
+                reply_or_fail(*reply, [&] { reply->returnResults(cancelled); });
+            },
+            refuser(reply));
     });
 }
 
@@ -259,7 +334,6 @@ void ManagerAdaptor::HoldCpus(
         check_hold_names(who, why);
         const HoldOptions hold_options =
             read_hold_options(getObject().getCurrentlyProcessedMessage(), options);
-        check_may_change("a hold");
         HoldAsk ask;
         ask.change = ask_for(*action, std::move(mask));
         ask.change.options.mode = Mode::Atomic;
@@ -268,39 +342,57 @@ void ManagerAdaptor::HoldCpus(
         ask.who = std::move(who);
         ask.why = std::move(why);
         ask.restore = hold_options.restore;
+        const std::map<std::string, std::string> details{
+            {"mask", ask.change.mask}, {"state", state}, {"who", ask.who}, {"why", ask.why}};
         using Call = sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>;
         auto reply = std::make_shared<Call>(std::move(result));
-        backend_.hold(std::move(ask), [reply](HoldAnswer answer) {
-            const Call& call = *reply;
-            reply_or_fail(call, [&] {
-                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                    call.returnError(to_dbus_error("HoldCpus", *thrown));
-                    return;
-                }
-                const auto& held = std::get<HeldCpus>(answer);
-                call.returnResults(held.fd, static_cast<uint64_t>(held.id),
-                                   to_dbus(held.result.cpus), summary_of(held.result));
+        auto take = [this, reply, ask = std::move(ask)] {
+            backend_.hold(ask, [reply](HoldAnswer answer) {
+                const Call& call = *reply;
+                reply_or_fail(call, [&] {
+                    if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                        call.returnError(to_dbus_error("HoldCpus", *thrown));
+                        return;
+                    }
+                    const auto& held = std::get<HeldCpus>(answer);
+                    call.returnResults(held.fd, static_cast<uint64_t>(held.id),
+                                       to_dbus(held.result.cpus), summary_of(held.result));
+                });
             });
-        });
+        };
+        authorize(kActionHoldCpus, "HoldCpus", details, std::move(take), refuser(reply));
     });
 }
 
 void ManagerAdaptor::ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& result,
                                  uint64_t hold_id) {
     guarded("ReleaseHold", [&] {
-        check_may_change("a hold release");
         using Call = sdbus::Result<std::vector<ResultEntry>>;
         auto reply = std::make_shared<Call>(std::move(result));
-        backend_.release_hold(hold_id, caller(), [reply](ReleaseAnswer answer) {
-            const Call& call = *reply;
-            reply_or_fail(call, [&] {
-                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                    call.returnError(to_dbus_error("ReleaseHold", *thrown));
-                } else {
-                    call.returnResults(to_dbus(std::get<std::vector<CpuResult>>(answer)));
-                }
+        auto release = [this, reply, hold_id, sender = caller()] {
+            backend_.release_hold(hold_id, sender, [reply](ReleaseAnswer answer) {
+                const Call& call = *reply;
+                reply_or_fail(call, [&] {
+                    if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                        call.returnError(to_dbus_error("ReleaseHold", *thrown));
+                    } else {
+                        call.returnResults(to_dbus(std::get<std::vector<CpuResult>>(answer)));
+                    }
+                });
             });
+        };
+        // The holder may always let go of its own hold; breaking another's needs the right
+        // to take holds.
+        const auto holds = backend_.holds();
+        const bool own = std::any_of(holds.begin(), holds.end(), [&](const Hold& hold) {
+            return hold.id == hold_id && hold.holder == caller();
         });
+        if (own) {
+            release();
+        } else {
+            authorize(kActionHoldCpus, "ReleaseHold", {{"hold", std::to_string(hold_id)}},
+                      std::move(release), refuser(reply));
+        }
     });
 }
 

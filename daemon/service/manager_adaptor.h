@@ -19,6 +19,7 @@
 #include "holds.h"
 #include "machine.h"
 #include "options.h"
+#include "polkit_authority.h"
 #include "recovery.h"
 #include "request.h"
 #include "settings.h"
@@ -102,7 +103,7 @@ private:
                 std::map<std::string, sdbus::Variant> options) override;
     void SetSmt(ChangeResult&& result, std::string state,
                 std::map<std::string, sdbus::Variant> options) override;
-    uint64_t Cancel(const uint64_t& batch_id) override;
+    void Cancel(sdbus::Result<uint64_t>&& result, uint64_t batch_id) override;
     void HoldCpus(
         sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>&& result,
         std::string mask, std::string state, std::string who, std::string why,
@@ -129,9 +130,14 @@ private:
     // Decodes the options of the call being processed (throws OptionError).
     RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;
     std::optional<uid_t> verified_caller_uid(std::string& why) const;
-    // Throws AccessDenied unless the caller may change CPU state (what the caller asked
-    // for, `what`, goes into the log line).
-    void check_may_change(const char* what) const;
+    // Runs `proceed` once the caller of the call being processed may do polkit `action`: at
+    // once for uid 0 (and the daemon's own user), else when polkit says so. Otherwise
+    // `refuse` gets AccessDenied (InteractiveAuthorizationRequired when polkit would ask
+    // and the caller did not allow it). What `proceed` throws goes to `refuse` as well.
+    // `what` (the call) and `details` (shown by an authentication dialog) describe it.
+    void authorize(const char* action, const char* what,
+                   const std::map<std::string, std::string>& details, std::function<void()> proceed,
+                   std::function<void(const sdbus::Error&)> refuse);
     std::string caller() const;
     // Checks the options and the caller, then hands the change to the backend; the reply is
     // sent when the backend answers.
@@ -144,6 +150,7 @@ private:
     ManagerBackend& backend_;
     std::unique_ptr<sdbus::IProxy> bus_driver_;     // org.freedesktop.DBus, for credentials
     std::map<std::string, std::string> announced_;  // property -> comparable text
+    PolkitAuthority polkit_;  // last: its pending checks (which use `this`) end first
 };
 
 }  // namespace cpuhpd

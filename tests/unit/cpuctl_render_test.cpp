@@ -199,7 +199,13 @@ TEST(CpuctlRenderTable, ErrorMessages) {
     EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.NameHasNoOwner", "x"}, bus),
               "cpuhpd is not running (no owner of org.cpuhpd1 on " + bus + ")");
     EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.AccessDenied", "uid 1000 may not"}, bus),
-              "permission denied: uid 1000 may not (run as root)");
+              "permission denied: uid 1000 may not (run as root, or have a polkit rule grant the "
+              "action)");
+    EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
+                              "Offline needs authentication"},
+                             bus),
+              "authentication required: Offline needs authentication (cpuctl does not ask for a "
+              "password: run as root, or have a polkit rule grant the action)");
     EXPECT_EQ(describe_error({"org.freedesktop.DBus.Error.NoServer", "Failed to open bus"}, bus),
               "cannot connect to " + bus + ": Failed to open bus");
     EXPECT_EQ(describe_error({"org.cpuhpd1.Error.ProtectedCpu", "CPU 0 is protected"}, bus),

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "files.h"
 
@@ -605,6 +607,30 @@ bool RawClient::wait_for(const std::function<bool()>& done, std::chrono::millise
         if (r < 0 && r != -EINTR) {
             check(r, "sd_bus_wait");
         }
+    }
+}
+
+void wait_for_owner(const std::string& address, const std::string& name, Child& owner,
+                    std::chrono::seconds timeout) {
+    RawClient probe(address);
+    const auto deadline = Clock::now() + timeout;
+    auto step = 2ms;
+    for (;;) {
+        if (!owner.running()) {
+            throw std::runtime_error("the owner of " + name + " exited early (code " +
+                                     std::to_string(owner.exit_code()) + "):\n" + owner.out() +
+                                     owner.err());
+        }
+        if (probe.name_has_owner(name)) {
+            return;
+        }
+        if (Clock::now() >= deadline) {
+            throw std::runtime_error(name + " had no owner within " +
+                                     std::to_string(timeout.count()) + " s:\n" + owner.out() +
+                                     owner.err());
+        }
+        std::this_thread::sleep_for(step);
+        step = std::min(step * 2, std::chrono::milliseconds(50));
     }
 }
 

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "child.h"
+
 namespace cpuhpd::itest {
 
 using namespace std::chrono_literals;
@@ -66,6 +68,12 @@ struct PropertiesChanged {
 
 // Option values for method calls: string, bool or (to test type checks) a uint32.
 using Option = std::variant<std::string, bool, std::uint32_t>;
+
+// Waits (bounded by `timeout`) until `name` has an owner on the bus at `address`; throws
+// std::runtime_error with the output of `owner` (the process that should own it) when it
+// exits first or the time runs out.
+void wait_for_owner(const std::string& address, const std::string& name, Child& owner,
+                    std::chrono::seconds timeout);
 
 // A raw sd-bus client connection to the private bus.
 class RawClient {

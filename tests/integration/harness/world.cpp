@@ -76,24 +76,7 @@ void World::start_daemon(const DaemonConfig& config) {
         argv.push_back(uevent_socket_path());
     }
     daemon_.start(argv, guard_env(), tmp_.path() / "cpuhpd.out", tmp_.path() / "cpuhpd.err");
-    RawClient probe(bus_.address());
-    auto deadline = Clock::now() + 15s;
-    auto step = 2ms;
-    for (;;) {
-        if (!daemon_.running()) {
-            throw std::runtime_error("cpuhpd exited early (code " +
-                                     std::to_string(daemon_.exit_code()) + "):\n" + daemon_.err());
-        }
-        if (probe.name_has_owner("org.cpuhpd1")) {
-            return;
-        }
-        if (Clock::now() >= deadline) {
-            throw std::runtime_error("cpuhpd did not own org.cpuhpd1 within 15 s:\n" +
-                                     daemon_.err());
-        }
-        std::this_thread::sleep_for(step);
-        step = std::min(step * 2, std::chrono::milliseconds(50));
-    }
+    wait_for_owner(bus_.address(), "org.cpuhpd1", daemon_, 15s);
 }
 
 void World::stop_daemon() {
@@ -145,9 +128,27 @@ RunResult World::cpuctl(const std::vector<std::string>& args, bool with_address,
     for (const auto& [k, v] : env) {
         e[k] = v;
     }
+    return run(argv, e, timeout);
+}
+
+RunResult World::cpuctl_as(uid_t uid, gid_t gid, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"/usr/bin/setpriv",
+                                  "--reuid=" + std::to_string(uid),
+                                  "--regid=" + std::to_string(gid),
+                                  "--clear-groups",
+                                  CPUCTL_BIN,
+                                  "--bus-address",
+                                  bus_.address()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, guard_env(), 60s);
+}
+
+RunResult World::run(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::optional<std::string>>& env,
+                     std::chrono::seconds timeout) {
     unsigned n = ++runs_;
     Child c;
-    c.start(argv, e, tmp_.path() / ("cpuctl." + std::to_string(n) + ".out"),
+    c.start(argv, env, tmp_.path() / ("cpuctl." + std::to_string(n) + ".out"),
             tmp_.path() / ("cpuctl." + std::to_string(n) + ".err"));
     RunResult rr;
     if (!c.wait_until(Clock::now() + timeout)) {

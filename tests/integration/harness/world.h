@@ -2,6 +2,8 @@
 // the real cpuhpd, with the real cpuctl run against them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -65,6 +67,9 @@ public:
     RunResult cpuctl(const std::vector<std::string>& args, bool with_address = true,
                      const std::map<std::string, std::optional<std::string>>& env = {},
                      std::chrono::seconds timeout = 60s);
+    // cpuctl as user `uid`/`gid` (through setpriv, no supplementary groups), with
+    // `--bus-address`.
+    RunResult cpuctl_as(uid_t uid, gid_t gid, const std::vector<std::string>& args);
     // Starts cpuctl without waiting (for concurrency tests).
     std::unique_ptr<Child> spawn_cpuctl(const std::vector<std::string>& args);
 
@@ -72,6 +77,10 @@ public:
 
 private:
     std::string uevent_socket_path() const;
+    // Runs `argv` (cpuctl, or a wrapper of it) to completion or `timeout`.
+    RunResult run(const std::vector<std::string>& argv,
+                  const std::map<std::string, std::optional<std::string>>& env,
+                  std::chrono::seconds timeout);
 
     TempDir tmp_;
     test::FakeSysfs tree_;
