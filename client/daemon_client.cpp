@@ -113,6 +113,14 @@ private:
     void onReleaseHoldReply(const Results& results, const sdbus::Error* error) override {
         keep_reply(results, {}, error);
     }
+    void onApplyProfileReply(const Results& results, const Dict& summary,
+                             const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+    }
+    void onRevertProfileReply(const Results& results, const Dict& summary,
+                              const sdbus::Error* error) override {
+        keep_reply(results, summary, error);
+    }
 
     void keep_reply(const Results& results, const Dict& summary, const sdbus::Error* error) {
         Reply r;
@@ -409,6 +417,68 @@ Status DaemonClient::status() {
         s.recovery_outcome = field<std::string>(recovery, kRecoveryOutcome);
         s.recovery_summary = field<std::string>(recovery, kRecoverySummary);
         return s;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& options,
+                                   const ProgressFn& progress) {
+    try {
+        prepare_call(progress);
+        Dict dict;
+        if (options.strategy) {
+            dict[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*options.strategy);
+        }
+        if (options.dry_run) {
+            dict[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
+        }
+        if (name.empty()) {
+            proxy_->RevertProfile(dict);
+        } else {
+            proxy_->ApplyProfile(name, dict);
+        }
+        run_until([this] { return proxy_->reply.has_value(); });
+        const ManagerProxy::Reply& reply = *proxy_->reply;
+        if (reply.error) {
+            throw DaemonError(*reply.error);
+        }
+        using namespace cpuhpd::dbus;
+        const Dict& summary = reply.summary;
+        ProfileReply r;
+        r.profile = field<std::string>(summary, kSummaryProfile);
+        r.offline = field<std::string>(summary, kSummaryOffline);
+        r.online = field<std::string>(summary, kSummaryOnline);
+        r.taken = field<std::string>(summary, kSummaryTaken);
+        r.active = field<std::string>(summary, kSummaryActive);
+        r.outcome = field<std::string>(summary, kSummaryOutcome);
+        r.dry_run = field<bool>(summary, kSummaryDryRun);
+        r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
+        r.reverted = name.empty();
+        for (const auto& s : reply.results) {
+            r.cpus.push_back(to_model<CpuResult>(s));
+        }
+        return r;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+std::vector<ProfileInfo> DaemonClient::profiles() {
+    try {
+        std::vector<ProfileInfo> list;
+        for (const auto& entry : proxy_->Profiles()) {
+            list.push_back(to_model<ProfileInfo>(entry));
+        }
+        return list;
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+std::string DaemonClient::active_profile() {
+    try {
+        return proxy_->ActiveProfile();
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }

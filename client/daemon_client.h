@@ -101,6 +101,12 @@ public:
     // ReleaseHold: ends the hold and waits for its restore; the CPUs the restore wrote.
     std::vector<CpuResult> release_hold(std::uint64_t id);
     std::vector<HoldInfo> holds();
+    // ApplyProfile (`name`) or, with an empty name, RevertProfile.
+    ProfileReply profile(const std::string& name, const BatchOptions& options,
+                         const ProgressFn& progress);
+    // The config's profiles, and the one in force ("" for none).
+    std::vector<ProfileInfo> profiles();
+    std::string active_profile();
     Status status();
     std::vector<TopologyCpu> topology();
 

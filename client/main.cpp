@@ -12,6 +12,7 @@
 #include "exit_codes.h"
 #include "hold_command.h"
 #include "names.h"
+#include "profile_command.h"
 #include "progress.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -145,7 +146,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("cpuctl ") + CPUHPD_VERSION);
     app.footer(std::string(kMaskHelp) + "\n" + kBatchExamples + "\n  cpuctl plan offline smt\n" +
                "  cpuctl smt off\n  cpuctl cancel\n  cpuctl status\n  cpuctl --json topology\n" +
-               kExitHelp);
+               "  cpuctl profile apply evacuate-package-1\n" + kExitHelp);
     app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
     app.add_option("--timeout", a.timeout_s,
                    "how long any command waits for the daemon, in seconds; exit 1 when it "
@@ -220,6 +221,9 @@ int main(int argc, char** argv) {
         "release", "end a hold now and restore its CPUs (its holder's, or an admin's override)");
     release->add_option("HOLD_ID", a.hold_id, "the hold (see `cpuctl holds`)")->required();
     release->footer("\nReplies when the restore is done.\n\nExamples:\n  cpuctl release 3");
+
+    cpuctl::ProfileCommand profile;
+    cpuctl::add_profile_command(app, profile);
 
     std::vector<char*> own_args = split_command(argc, argv, a.command);
     try {
@@ -320,6 +324,9 @@ int main(int argc, char** argv) {
                 std::cout << cpuctl::release_summary_line(a.hold_id, restored) << std::endl;
             }
             return cpuctl::kExitOk;
+        }
+        if (profile.profile->parsed()) {
+            return cpuctl::run_profile_command(client, profile, a.json);
         }
         if (topo->parsed()) {
             auto cpus = client.topology();

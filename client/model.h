@@ -84,6 +84,28 @@ struct HoldInfo {
     bool restore = true;
 };
 
+// One entry of the Profiles property's a(ssbu).
+struct ProfileInfo {
+    std::string name;
+    std::string offline;  // the mask as written in the config
+    bool smt_off = false;
+    std::uint32_t min_online_per_node = 0;
+};
+
+// The reply of ApplyProfile or RevertProfile.
+struct ProfileReply {
+    std::string profile;
+    std::string offline;  // cpulists: taken offline, brought back online (or would be)
+    std::string online;
+    std::string taken;   // what the profile in force has taken now
+    std::string active;  // the profile in force now, "" for none
+    std::string outcome;
+    bool dry_run = false;
+    std::uint64_t duration_us = 0;
+    std::vector<CpuResult> cpus;
+    bool reverted = false;  // RevertProfile's reply
+};
+
 // A D-Bus error (from the daemon, the bus or the connection), or a usage error.
 struct ErrorInfo {
     std::string name;     // e.g. org.cpuhpd1.Error.InvalidMask

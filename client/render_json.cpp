@@ -91,6 +91,29 @@ std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restore
     return dump(Json{{"hold_id", id}, {"restored", cpus_json(restored)}});
 }
 
+std::string profiles_json(const std::vector<ProfileInfo>& profiles, const std::string& active) {
+    Json arr = Json::array();
+    for (const auto& p : profiles) {
+        arr.push_back({{"name", p.name},
+                       {"offline", p.offline},
+                       {"smt_off", p.smt_off},
+                       {"min_online_per_node", p.min_online_per_node}});
+    }
+    return dump(Json{{"profiles", std::move(arr)}, {"active", active}});
+}
+
+std::string profile_json(const ProfileReply& r) {
+    return dump(Json{{"profile", r.profile},
+                     {"offline", r.offline},
+                     {"online", r.online},
+                     {"taken", r.taken},
+                     {"active", r.active},
+                     {"outcome", r.outcome},
+                     {"dry_run", r.dry_run},
+                     {"duration_us", r.duration_us},
+                     {"cpus", cpus_json(r.cpus)}});
+}
+
 std::string error_json(const ErrorInfo& e) {
     return dump(Json{{"error", e.name}, {"message", e.message}});
 }

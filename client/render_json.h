@@ -15,6 +15,11 @@ std::string topology_json(const std::vector<TopologyCpu>& cpus);
 std::string holds_json(const std::vector<HoldInfo>& holds);
 // {"hold_id":3,"restored":[...results as in batch_json...]}
 std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restored);
+// {"profiles":[{"name":..,"offline":..,"smt_off":..,"min_online_per_node":..}],"active":..}
+std::string profiles_json(const std::vector<ProfileInfo>& profiles, const std::string& active);
+// {"profile":..,"offline":..,"online":..,"taken":..,"active":..,"outcome":..,"dry_run":..,
+//  "duration_us":..,"cpus":[...as in batch_json...]}
+std::string profile_json(const ProfileReply& reply);
 // {"error":"org.cpuhpd1.Error.InvalidMask","message":"..."}
 std::string error_json(const ErrorInfo& error);
 

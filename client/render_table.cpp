@@ -140,15 +140,49 @@ void render_batch_table(std::ostream& out, const BatchReply& reply) {
         out << "strategy: " << or_dash(reply.strategy) << '\n';
         out << "order:    " << (reply.order.empty() ? "-" : join_cpus(reply.order)) << '\n';
     }
-    if (!reply.cpus.empty()) {
-        std::vector<std::vector<std::string>> rows{{"CPU", "RESULT", "ERROR", "MESSAGE"}};
-        for (const auto& c : reply.cpus) {
-            rows.push_back(
-                {std::to_string(c.cpu), c.result, or_dash(c.error), one_line(c.message)});
-        }
-        print_rows(out, rows);
-    }
+    render_cpu_rows(out, reply.cpus);
     out << batch_summary_line(reply) << '\n';
+}
+
+void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus) {
+    if (cpus.empty()) {
+        return;
+    }
+    std::vector<std::vector<std::string>> rows{{"CPU", "RESULT", "ERROR", "MESSAGE"}};
+    for (const auto& c : cpus) {
+        rows.push_back({std::to_string(c.cpu), c.result, or_dash(c.error), one_line(c.message)});
+    }
+    print_rows(out, rows);
+}
+
+void render_profiles_table(std::ostream& out, const std::vector<ProfileInfo>& profiles,
+                           const std::string& active) {
+    if (profiles.empty()) {
+        out << "no profiles (config key profiles:)\n";
+        return;
+    }
+    std::vector<std::vector<std::string>> rows{{"PROFILE", "OFFLINE", "SMT", "MIN/NODE", "ACTIVE"}};
+    for (const auto& p : profiles) {
+        rows.push_back({p.name, or_dash(p.offline), p.smt_off ? "off" : "-",
+                        p.min_online_per_node == 0 ? "-" : std::to_string(p.min_online_per_node),
+                        yes_no(p.name == active)});
+    }
+    print_rows(out, rows);
+}
+
+std::string profile_summary_line(const ProfileReply& r) {
+    std::string line = "profile " + r.profile;
+    if (r.dry_run) {
+        return line + " (dry run): would take offline " + or_dash(r.offline) +
+               ", would bring back " + or_dash(r.online) + "; it would have taken " +
+               or_dash(r.taken);
+    }
+    line += r.reverted ? " reverted: " : " applied: ";
+    line +=
+        r.outcome + "; offline " + or_dash(r.offline) + ", back online " + or_dash(r.online) +
+        "; in force: " +
+        (r.active.empty() ? std::string("none") : r.active + " (took " + or_dash(r.taken) + ")");
+    return line + " in " + seconds(r.duration_us);
 }
 
 void render_batch_failures(std::ostream& err, const BatchReply& reply) {

@@ -12,6 +12,14 @@ namespace cpuctl {
 // summary line, e.g. "offline 4,6,7: 3 changed in 1.234 s (strategy per-cpu, batch 7)".
 void render_batch_table(std::ostream& out, const BatchReply& reply);
 
+// The per-CPU table alone (nothing when there are no CPUs).
+void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus);
+// PROFILE OFFLINE SMT MIN/NODE ACTIVE; "no profiles" when the config has none.
+void render_profiles_table(std::ostream& out, const std::vector<ProfileInfo>& profiles,
+                           const std::string& active);
+// What ApplyProfile or RevertProfile did, in one line: "profile night applied: ok; offline
+// 4-7, back online -; in force: night (took 4-7) in 0.120 s".
+std::string profile_summary_line(const ProfileReply& reply);
 // One line per CPU that did not end in the requested state, naming the CPU and the reason,
 // like chcpu: "cpuctl: CPU 5: offline failed: EBUSY (Device or resource busy)". Nothing when all
 // went well.

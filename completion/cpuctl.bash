@@ -52,7 +52,7 @@ _cpuctl() {
         fi
     done
 
-    local commands="offline online plan status topology smt cancel holds release"
+    local commands="offline online plan status topology smt cancel holds release profile"
     local global="--json --timeout --bus-address --help --help-all --version"
     local batch="--best-effort --strategy"
 
@@ -88,6 +88,7 @@ _cpuctl() {
         smt) words="$batch --dry-run $global" ;;
         plan) words="$batch $global" ;;
         cancel) words="--no-wait $global" ;;
+        profile) ((nargs >= 1)) && words="--strategy --dry-run $global" || words=$global ;;
         *) words=$global ;;
         esac
     else
@@ -98,6 +99,7 @@ _cpuctl() {
             if ((nargs == 0)); then words="offline online"; else words=$(_cpuctl_selectors); fi
             ;;
         smt) ((nargs == 0)) && words="on off" ;;
+        profile) ((nargs == 0)) && words="list show apply revert" ;;
         esac
     fi
     COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -231,7 +231,8 @@ private:
         }
         if (!value.IsMap()) {
             fail(value, key,
-                 "expected a mapping of profile names to {offline: MASK, online: MASK}");
+                 "expected a mapping of profile names to {offline: MASK, smt: off, "
+                 "min_online_per_node: N}");
         }
         for (const auto& entry : value) {
             const YAML::Node& name_node = entry.first;
@@ -246,7 +247,9 @@ private:
                 fail(name_node, prefix, "duplicate profile");
             }
             if (!body || body.IsNull() || !body.IsMap()) {
-                fail(body, prefix, "expected a mapping with 'offline' and/or 'online' masks");
+                fail(body, prefix,
+                     "expected a mapping with 'offline' (a mask), 'smt' (on or off) and "
+                     "'min_online_per_node'");
             }
             Profile profile;
             std::set<std::string> seen;
@@ -260,14 +263,21 @@ private:
                 line_hint_ = line_of(field_key);
                 if (field_name == "offline") {
                     profile.offline = profile_mask(field.second, full);
-                } else if (field_name == "online") {
-                    profile.online = profile_mask(field.second, full);
+                } else if (field_name == "smt") {
+                    const std::string state = nonempty_string(field.second, full);
+                    if (state != "on" && state != "off") {
+                        fail(field.second, full, "'" + state + "' is not on or off");
+                    }
+                    profile.smt_off = state == "off";
+                } else if (field_name == "min_online_per_node") {
+                    profile.min_online_per_node =
+                        static_cast<unsigned>(integer(field.second, full, 0, kMaxCpus));
                 } else {
-                    fail(field_key, full, "unknown key (known: offline, online)");
+                    fail(field_key, full, "unknown key (known: offline, smt, min_online_per_node)");
                 }
             }
-            if (profile.offline.empty() && profile.online.empty()) {
-                fail(body, prefix, "a profile needs an 'offline' or an 'online' mask");
+            if (profile.offline.empty() && !profile.smt_off) {
+                fail(body, prefix, "a profile needs an 'offline' mask or 'smt: off'");
             }
             result.emplace(name, std::move(profile));
         }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../daemon/engine/profiles.h"
 #include "../daemon/engine/settings.h"
 
 namespace cpuhpd {
@@ -15,11 +16,6 @@ class ConfigError : public std::runtime_error {
 public:
     ConfigError(const std::filesystem::path& file, int line, const std::string& key,
                 const std::string& reason);
-};
-
-struct Profile {  // a named mask for power policies, e.g. night: {offline: "package:1"}
-    std::string offline;
-    std::string online;
 };
 
 struct Config {
@@ -41,7 +37,8 @@ struct Config {
 Config load_config(const std::filesystem::path& file, bool missing_ok = false);
 // Same, from text (for tests and --check-config); `name` is used in messages.
 // Limits: the file is a regular file (a symbolic link to one is followed) of at most
-// kMaxConfigBytes (input.h), one YAML document. Profile masks are checked for syntax.
+// kMaxConfigBytes (input.h), one YAML document. Profile masks are checked for syntax (their
+// CPUs only when applied: selectors need the machine).
 Config parse_config(const std::string& text, const std::filesystem::path& name);
 
 // An absolute directory path in one spelling: "/sys/", "/sys/." and "/sys" are "/sys".

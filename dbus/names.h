@@ -70,6 +70,17 @@ inline constexpr const char* kPropertyCapabilities = "Capabilities";
 inline constexpr const char* kPropertyBusy = "Busy";
 inline constexpr const char* kPropertyLastRecovery = "LastRecovery";
 inline constexpr const char* kPropertyHolds = "Holds";
+inline constexpr const char* kPropertyActiveProfile = "ActiveProfile";
+inline constexpr const char* kPropertyProfileCpus = "ProfileCpus";
+inline constexpr const char* kPropertyProfiles = "Profiles";
+
+// Keys of ApplyProfile's and RevertProfile's summary (a{sv}), besides outcome, dry_run and
+// duration_us.
+inline constexpr const char* kSummaryProfile = "profile";
+inline constexpr const char* kSummaryOffline = "offline";
+inline constexpr const char* kSummaryOnline = "online";
+inline constexpr const char* kSummaryTaken = "taken";
+inline constexpr const char* kSummaryActive = "active";
 
 // Keys of LastRecovery (a{sv}).
 inline constexpr const char* kRecoveryOutcome = "outcome";

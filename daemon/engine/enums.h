@@ -74,6 +74,8 @@ inline constexpr EnumNames<StrategyKind, 4> kStrategyNames{{
 // last part. KernelError: the batch could not run at all (sysfs unreadable, an unexpected
 // failure). NoSuchBatch: Cancel named a batch that is not running. Held: another caller's
 // hold has the CPUs (holds.h). NoSuchHold: ReleaseHold named a hold that does not exist.
+// NoSuchProfile: ApplyProfile named no profile of the config, or RevertProfile found none
+// in force.
 enum class RefusalKind {
     InvalidMask,
     ProtectedCpu,
@@ -84,9 +86,10 @@ enum class RefusalKind {
     KernelError,
     NoSuchBatch,
     Held,
-    NoSuchHold
+    NoSuchHold,
+    NoSuchProfile
 };
-inline constexpr EnumNames<RefusalKind, 10> kRefusalNames{{
+inline constexpr EnumNames<RefusalKind, 11> kRefusalNames{{
     {RefusalKind::InvalidMask, "InvalidMask"},
     {RefusalKind::ProtectedCpu, "ProtectedCpu"},
     {RefusalKind::NotHotpluggable, "NotHotpluggable"},
@@ -97,6 +100,7 @@ inline constexpr EnumNames<RefusalKind, 10> kRefusalNames{{
     {RefusalKind::NoSuchBatch, "NoSuchBatch"},
     {RefusalKind::Held, "Held"},
     {RefusalKind::NoSuchHold, "NoSuchHold"},
+    {RefusalKind::NoSuchProfile, "NoSuchProfile"},
 }};
 
 // Cancelled: planned, but the batch was cancelled before its turn (never written).

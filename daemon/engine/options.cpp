@@ -93,6 +93,22 @@ HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
     return parsed;
 }
 
+ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries) {
+    ProfileOptions parsed;
+    decode_entries(entries, std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionDryRun,
+                   [&](const OptionEntry& entry, const std::string& key) {
+                       if (entry.key == dbus::kOptionStrategy) {
+                           parsed.strategy = choice(entry, key, kStrategyNames);
+                       } else if (entry.key == dbus::kOptionDryRun) {
+                           parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else {
+                           return false;
+                       }
+                       return true;
+                   });
+    return parsed;
+}
+
 namespace {
 
 void check_hold_name(const char* name, const std::string& text, std::size_t min_bytes,

@@ -34,6 +34,13 @@ struct HoldOptions {
     bool restore = true;
 };
 
+// The options of ApplyProfile and RevertProfile: the offline part is always atomic, the
+// return best-effort.
+struct ProfileOptions {
+    std::optional<StrategyKind> strategy;
+    bool dry_run = false;
+};
+
 // Bad options: what() names the option and what was wrong (input quoted through
 // escape_excerpt()).
 class OptionError : public std::invalid_argument {
@@ -47,6 +54,8 @@ public:
 RequestOptions decode_options(const std::vector<OptionEntry>& entries);
 // Known keys: strategy (s), restore (b); otherwise as decode_options().
 HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries);
+// Known keys: strategy (s), dry_run (b); otherwise as decode_options().
+ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries);
 
 // Checks HoldCpus's `who` (1-64 bytes) and `why` (at most 256 bytes): printable text, no
 // control characters. Throws OptionError.

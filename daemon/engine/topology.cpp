@@ -1,7 +1,5 @@
 #include "topology.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -16,6 +14,7 @@
 
 #include "cpulist.h"
 #include "input.h"
+#include "state_file.h"
 
 namespace cpuhpd {
 
@@ -212,42 +211,9 @@ void TopologyMemory::save() const {
     if (!dir.empty()) {
         std::filesystem::create_directories(dir, ec);
     }
-    std::string tmpl = cache_file_.string() + ".XXXXXX";
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    int fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd < 0) {
-        failed("create temporary file", errno);
-        return;
-    }
-    std::string text = serialize_topology(known_);
-    const char* p = text.data();
-    std::size_t left = text.size();
-    int err = 0;
-    while (left > 0) {
-        ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            err = errno;
-            break;
-        }
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
-    if (err == 0 && ::fchmod(fd, 0644) != 0) {
-        err = errno;
-    }
-    if (::close(fd) != 0 && err == 0 && errno != EINTR) {
-        err = errno;
-    }
-    if (err == 0 && ::rename(name.data(), cache_file_.c_str()) != 0) {
-        err = errno;
-    }
-    if (err != 0) {
-        ::unlink(name.data());
-        failed("write", err);
+    std::string step;
+    if (const int err = replace_file(cache_file_, serialize_topology(known_), step); err != 0) {
+        failed(step, err);
         return;
     }
     save_error_.reset();

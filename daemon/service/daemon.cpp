@@ -405,6 +405,7 @@ int Daemon::run() {
     };
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
+    load_active_profile();
     executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers), &holds_);
     admission_ = std::make_unique<TaskThread>();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being

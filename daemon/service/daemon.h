@@ -55,6 +55,9 @@ public:
     void release_hold(std::uint64_t id, const std::string& caller,
                       std::function<void(ReleaseAnswer)> done) override;
     std::vector<Hold> holds() const override { return holds_.list(); }
+    const std::map<std::string, Profile>& profiles() const override { return config_.profiles; }
+    std::optional<ActiveProfile> active_profile() const override { return active_profile_; }
+    void apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) override;
 
 private:
     struct Unanswered {
@@ -91,6 +94,15 @@ private:
     // Admission thread: brings the CPUs of an ended hold back to their state before it.
     void restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done);
     void announce_holds();
+    // Profiles (daemon_profiles.cpp). Admission thread: plans `profile` (none: revert
+    // `active`) against a fresh read and queues its changes; `done` runs on the main thread.
+    void run_profile(const ProfileAsk& ask, const std::optional<Profile>& profile,
+                     const std::optional<ActiveProfile>& active,
+                     const std::function<void(ProfileAnswer)>& done);
+    // The state file of the profile in force (state_dir/profile): read at start, written
+    // after every change.
+    void load_active_profile();
+    void save_active_profile();
     void log_result(const RequestResult& result) const;
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
@@ -125,6 +137,8 @@ private:
     std::map<std::uint64_t, Unanswered> unanswered_;
     std::map<std::string, std::size_t> unanswered_by_caller_;
     std::atomic<bool> refresh_queued_{false};  // a uevent's re-read waits to be started
+    std::optional<ActiveProfile> active_profile_;
+    bool profile_changing_ = false;  // an apply or revert is queued or running
 
     ProgressThrottle progress_throttle_;  // worker thread only
     HoldTable holds_;                     // any thread

@@ -396,6 +396,74 @@ void ManagerAdaptor::ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& resul
     });
 }
 
+void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const char* what) {
+    ask.caller = caller();
+    auto reply = std::make_shared<ChangeResult>(std::move(result));
+    const bool dry_run = ask.dry_run;
+    const std::map<std::string, std::string> details{{"profile", ask.name}};
+    auto run = [this, reply, what, ask = std::move(ask)] {
+        backend_.apply_profile(ask, [reply, what](ProfileAnswer answer) {
+            const ChangeResult& call = *reply;
+            reply_or_fail(call, [&] {
+                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+                    call.returnError(to_dbus_error(what, *thrown));
+                    return;
+                }
+                const auto& done = std::get<ProfileDone>(answer);
+                Summary summary;
+                summary[dbus::kSummaryProfile] = sdbus::Variant(done.name);
+                summary[dbus::kSummaryOffline] =
+                    sdbus::Variant(done.transition.to_offline.to_string());
+                summary[dbus::kSummaryOnline] =
+                    sdbus::Variant(done.transition.to_online.to_string());
+                summary[dbus::kSummaryTaken] = sdbus::Variant(
+                    done.dry_run ? done.transition.taken_after.to_string()
+                                 : (done.active ? done.active->taken.to_string() : std::string()));
+                summary[dbus::kSummaryActive] =
+                    sdbus::Variant(done.active ? done.active->name : std::string());
+                summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(done.outcome));
+                summary[dbus::kSummaryDryRun] = sdbus::Variant(done.dry_run);
+                summary[dbus::kSummaryDurationUs] =
+                    sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
+                call.returnResults(to_dbus(done.cpus), summary);
+            });
+        });
+    };
+    if (dry_run) {  // a read: anyone may
+        run();
+        return;
+    }
+    authorize(kActionApplyProfile, what, details, std::move(run), refuser(reply));
+}
+
+void ManagerAdaptor::ApplyProfile(ChangeResult&& result, std::string name,
+                                  std::map<std::string, sdbus::Variant> options) {
+    guarded("ApplyProfile", [&] {
+        const ProfileOptions parsed =
+            read_profile_options(getObject().getCurrentlyProcessedMessage(), options, 1);
+        if (name.empty()) {
+            throw sdbus::Error(kInvalidArgs, "the profile name is empty");
+        }
+        ProfileAsk ask;
+        ask.name = std::move(name);
+        ask.dry_run = parsed.dry_run;
+        ask.strategy = parsed.strategy;
+        profile_change(std::move(result), std::move(ask), "ApplyProfile");
+    });
+}
+
+void ManagerAdaptor::RevertProfile(ChangeResult&& result,
+                                   std::map<std::string, sdbus::Variant> options) {
+    guarded("RevertProfile", [&] {
+        const ProfileOptions parsed =
+            read_profile_options(getObject().getCurrentlyProcessedMessage(), options, 0);
+        ProfileAsk ask;
+        ask.dry_run = parsed.dry_run;
+        ask.strategy = parsed.strategy;
+        profile_change(std::move(result), std::move(ask), "RevertProfile");
+    });
+}
+
 std::vector<ManagerAdaptor::TopologyEntry> ManagerAdaptor::GetTopology() {
     return guarded("GetTopology", [&] {
         const MachineState& state = backend_.state();
@@ -488,6 +556,31 @@ std::vector<ManagerAdaptor::HoldEntry> ManagerAdaptor::Holds() {
     return guarded("Get Holds", [&] { return to_dbus(backend_.holds()); });
 }
 
+std::string ManagerAdaptor::ActiveProfile() {
+    return guarded("Get ActiveProfile", [&] {
+        const auto active = backend_.active_profile();
+        return active ? active->name : std::string();
+    });
+}
+
+std::string ManagerAdaptor::ProfileCpus() {
+    return guarded("Get ProfileCpus", [&] {
+        const auto active = backend_.active_profile();
+        return active ? active->taken.to_string() : std::string();
+    });
+}
+
+std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> ManagerAdaptor::Profiles() {
+    return guarded("Get Profiles", [&] {
+        std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> entries;
+        for (const auto& [name, profile] : backend_.profiles()) {
+            entries.emplace_back(name, profile.offline, profile.smt_off,
+                                 static_cast<uint32_t>(profile.min_online_per_node));
+        }
+        return entries;
+    });
+}
+
 void ManagerAdaptor::announce_holds() {
     try {
         emitHoldsChanged(to_dbus(backend_.holds()));
@@ -502,6 +595,7 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
     for (const auto& name : capability_names(state)) {
         capabilities += name + " ";
     }
+    const auto active = backend_.active_profile();
     return {
         {dbus::kPropertyOnline, state.online.to_string()},
         {dbus::kPropertyOffline, state.offline().to_string()},
@@ -518,6 +612,8 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
              }
              return text;
          }()},
+        {dbus::kPropertyActiveProfile, active ? active->name : std::string()},
+        {dbus::kPropertyProfileCpus, active ? active->taken.to_string() : std::string()},
     };
 }
 

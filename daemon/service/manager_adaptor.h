@@ -20,6 +20,7 @@
 #include "machine.h"
 #include "options.h"
 #include "polkit_authority.h"
+#include "profiles.h"
 #include "recovery.h"
 #include "request.h"
 #include "settings.h"
@@ -45,6 +46,25 @@ struct HeldCpus {
 using HoldAnswer = std::variant<HeldCpus, std::exception_ptr>;
 // What ReleaseHold gets back: the results of the restore (one per CPU it wrote).
 using ReleaseAnswer = std::variant<std::vector<CpuResult>, std::exception_ptr>;
+
+// ApplyProfile and RevertProfile as the backend takes them.
+struct ProfileAsk {
+    std::string name;  // empty: revert the profile in force
+    bool dry_run = false;
+    std::optional<StrategyKind> strategy;
+    std::string caller;
+};
+// What applying or reverting a profile did.
+struct ProfileDone {
+    std::string name;                     // the profile applied, or reverted
+    ProfileTransition transition;         // what was asked of the kernel (or would be: dry run)
+    std::optional<ActiveProfile> active;  // the profile in force afterwards
+    std::vector<CpuResult> cpus;          // the results of both directions, by CPU
+    Outcome outcome = Outcome::Ok;
+    bool dry_run = false;
+    std::chrono::microseconds duration{0};
+};
+using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.
@@ -76,6 +96,13 @@ public:
     virtual void release_hold(std::uint64_t id, const std::string& caller,
                               std::function<void(ReleaseAnswer)> done) = 0;
     virtual std::vector<Hold> holds() const = 0;
+    // The config's profiles, and the one in force (none: nothing applied).
+    virtual const std::map<std::string, Profile>& profiles() const = 0;
+    virtual std::optional<ActiveProfile> active_profile() const = 0;
+    // Applies (or reverts) a profile off the main thread; `done` is called later on the main
+    // thread, exactly once. Throws Refusal at once: NoSuchProfile (unknown name, or nothing
+    // to revert), Busy (stopping, or another profile change is in progress).
+    virtual void apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) = 0;
 };
 
 class ManagerAdaptor final
@@ -109,6 +136,10 @@ private:
         std::string mask, std::string state, std::string who, std::string why,
         std::map<std::string, sdbus::Variant> options) override;
     void ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& result, uint64_t hold_id) override;
+    void ApplyProfile(ChangeResult&& result, std::string name,
+                      std::map<std::string, sdbus::Variant> options) override;
+    void RevertProfile(ChangeResult&& result,
+                       std::map<std::string, sdbus::Variant> options) override;
     std::vector<TopologyEntry> GetTopology() override;
 
     std::string Online() override;
@@ -121,6 +152,9 @@ private:
     bool Busy() override;
     std::map<std::string, sdbus::Variant> LastRecovery() override;
     std::vector<HoldEntry> Holds() override;
+    std::string ActiveProfile() override;
+    std::string ProfileCpus() override;
+    std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> Profiles() override;
 
 public:
     // HoldsChanged, with the holds in force now.
@@ -139,6 +173,9 @@ private:
                    const std::map<std::string, std::string>& details, std::function<void()> proceed,
                    std::function<void(const sdbus::Error&)> refuse);
     std::string caller() const;
+    // ApplyProfile (a name) and RevertProfile (none): authorizes, hands the profile change to
+    // the backend, replies when it answers.
+    void profile_change(ChangeResult&& result, ProfileAsk ask, const char* what);
     // Checks the options and the caller, then hands the change to the backend; the reply is
     // sent when the backend answers.
     void change(ChangeResult&& result, ChangeAsk ask,

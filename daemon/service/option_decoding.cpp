@@ -67,4 +67,10 @@ HoldOptions read_hold_options(const sdbus::Message* message,
     return decode_hold_options(option_entries(message, fallback, 4));
 }
 
+ProfileOptions read_profile_options(const sdbus::Message* message,
+                                    const std::map<std::string, sdbus::Variant>& fallback,
+                                    int strings_before) {
+    return decode_profile_options(option_entries(message, fallback, strings_before));
+}
+
 }  // namespace cpuhpd

@@ -1,4 +1,4 @@
-// The options dictionary (a{sv}) of Offline, Online, SetSmt and HoldCpus as engine options. Reads
+// The options dictionary (a{sv}) of the changing methods as engine options. Reads
 // the entries out of the message; what they mean is decided by decode_options() (options.h).
 #pragma once
 
@@ -20,5 +20,9 @@ RequestOptions read_request_options(const sdbus::Message* message,
 // The same for HoldCpus (arguments: four strings, then a{sv}).
 HoldOptions read_hold_options(const sdbus::Message* message,
                               const std::map<std::string, sdbus::Variant>& fallback);
+// The same for ApplyProfile (`strings_before` 1: the name) and RevertProfile (0).
+ProfileOptions read_profile_options(const sdbus::Message* message,
+                                    const std::map<std::string, sdbus::Variant>& fallback,
+                                    int strings_before);
 
 }  // namespace cpuhpd

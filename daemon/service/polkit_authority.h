@@ -17,6 +17,7 @@ namespace cpuhpd {
 inline constexpr const char* kActionChangeCpus = "org.cpuhpd1.change-cpus";
 inline constexpr const char* kActionSwitchSmt = "org.cpuhpd1.switch-smt";
 inline constexpr const char* kActionHoldCpus = "org.cpuhpd1.hold-cpus";
+inline constexpr const char* kActionApplyProfile = "org.cpuhpd1.apply-profile";
 
 struct PolkitVerdict {
     enum class Kind {

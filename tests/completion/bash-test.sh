@@ -34,7 +34,7 @@ check() {
     fi
 }
 
-check "cpuctl " "cancel holds offline online plan release smt status topology"
+check "cpuctl " "cancel holds offline online plan profile release smt status topology"
 check "cpuctl o" "offline online"
 check "cpuctl --json s" "smt status"
 check "cpuctl --timeout " ""
@@ -62,6 +62,9 @@ check "cpuctl offline 4-7 --who " ""
 check "cpuctl online 4-7 -- dbus-sen" "dbus-send"
 check "cpuctl smt --no" ""
 check "cpuctl status --j" "--json"
+check "cpuctl profile " "apply list revert show"
+check "cpuctl profile apply lean --d" "--dry-run"
+check "cpuctl profile revert --s" "--strategy"
 # With ':' not a word break bash passes "package:" whole; the replies are whole words.
 COMP_WORDBREAKS=$' \t\n"\'><=;|&('
 check "cpuctl offline package:" "package:0 package:1"

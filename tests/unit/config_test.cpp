@@ -56,9 +56,9 @@ on_stop: finish
 profiles:
   night:
     offline: "package:1"
-  day:
-    online: "package:1"
-  both: {offline: "4-7", online: "0-3"}
+  lean: {offline: "4-7", smt: off, min_online_per_node: 2}
+  nosmt:
+    smt: off
 )",
                                        "test.yaml");
     EXPECT_EQ(config.sysfs_root, "/tmp/fake");
@@ -74,10 +74,13 @@ profiles:
     EXPECT_EQ(config.on_stop, StopPolicy::Finish);
     ASSERT_EQ(config.profiles.size(), 3u);
     EXPECT_EQ(config.profiles.at("night").offline, "package:1");
-    EXPECT_EQ(config.profiles.at("night").online, "");
-    EXPECT_EQ(config.profiles.at("day").online, "package:1");
-    EXPECT_EQ(config.profiles.at("both").offline, "4-7");
-    EXPECT_EQ(config.profiles.at("both").online, "0-3");
+    EXPECT_FALSE(config.profiles.at("night").smt_off);
+    EXPECT_EQ(config.profiles.at("night").min_online_per_node, 0u);
+    EXPECT_EQ(config.profiles.at("lean").offline, "4-7");
+    EXPECT_TRUE(config.profiles.at("lean").smt_off);
+    EXPECT_EQ(config.profiles.at("lean").min_online_per_node, 2u);
+    EXPECT_EQ(config.profiles.at("nosmt").offline, "");
+    EXPECT_TRUE(config.profiles.at("nosmt").smt_off);
 }
 
 TEST(Config, ProtectedCpusMayBeEmptyOrANumber) {
@@ -124,6 +127,14 @@ TEST(Config, BadValues) {
         {"profiles:\n  night:\n    offline: \"1\"\n    sideways: \"2\"\n",
          "test.yaml:4: key 'profiles.night.sideways': unknown key"},
         {"profiles:\n  night: {}\n", "test.yaml:2: key 'profiles.night': a profile needs"},
+        {"profiles:\n  day:\n    online: \"1\"\n",
+         "test.yaml:3: key 'profiles.day.online': unknown key"},
+        {"profiles:\n  night:\n    smt: sideways\n",
+         "test.yaml:3: key 'profiles.night.smt': 'sideways' is not on or off"},
+        {"profiles:\n  night:\n    offline: \"4\"\n    min_online_per_node: -1\n",
+         "test.yaml:4: key 'profiles.night.min_online_per_node'"},
+        {"profiles:\n  night:\n    offline: \"4-\"\n",
+         "test.yaml:3: key 'profiles.night.offline': invalid mask"},
         {"profiles:\n  \"bad name\":\n    offline: \"1\"\n",
          "test.yaml:2: key 'profiles': profile names"},
         {"- a\n- b\n", "test.yaml:1: the document must be a mapping"},
@@ -248,11 +259,11 @@ TEST(Config, ProfileMasksAreCheckedAtLoad) {
     EXPECT_EQ(error_of("profiles:\n  night:\n    offline: zzz\n"),
               "test.yaml:3: key 'profiles.night.offline': invalid mask 'zzz' at position 0: "
               "unknown selector 'zzz' (expected all, smt, package:N, die:N, node:N, core:N)");
-    EXPECT_EQ(error_of("profiles:\n  day:\n    online: \"1-\"\n"),
-              "test.yaml:3: key 'profiles.day.online': invalid mask '1-' at position 0: invalid "
+    EXPECT_EQ(error_of("profiles:\n  day:\n    offline: \"1-\"\n"),
+              "test.yaml:3: key 'profiles.day.offline': invalid mask '1-' at position 0: invalid "
               "cpulist region '1-': expected a CPU number after '-', found the end of the region");
     const Config ok = parse_config(
-        "profiles:\n  night:\n    offline: \"package:1 0-3,8\"\n    online: all\n", "test.yaml");
+        "profiles:\n  night:\n    offline: \"package:1 0-3,8\"\n    smt: \"off\"\n", "test.yaml");
     EXPECT_EQ(ok.profiles.at("night").offline, "package:1 0-3,8");
 }
 

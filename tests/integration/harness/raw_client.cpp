@@ -303,13 +303,16 @@ void read_results(sd_bus_message* m, std::vector<CpuResult>& results) {
 
 }  // namespace
 
-CallResult RawClient::call_with_entries(const std::string& method, const std::string& arg,
+CallResult RawClient::call_with_entries(const std::string& method,
+                                        const std::optional<std::string>& arg,
                                         const std::vector<std::pair<std::string, Option>>& options,
                                         std::chrono::seconds timeout) {
     MessageRef msg;
     check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, method.c_str()),
           "new_method_call");
-    check(sd_bus_message_append(msg.m, "s", arg.c_str()), "append mask");
+    if (arg) {
+        check(sd_bus_message_append(msg.m, "s", arg->c_str()), "append mask");
+    }
     append_options(msg.m, options);
 
     CallResult out;

@@ -89,8 +89,9 @@ public:
     CallResult call(const std::string& method, const std::string& arg,
                     const std::map<std::string, Option>& options = {},
                     std::chrono::seconds timeout = 30s);
-    // The same with the options' entries in this order, duplicates included.
-    CallResult call_with_entries(const std::string& method, const std::string& arg,
+    // The same with the options' entries in this order, duplicates included; without `arg`
+    // the options are the only argument (RevertProfile).
+    CallResult call_with_entries(const std::string& method, const std::optional<std::string>& arg,
                                  const std::vector<std::pair<std::string, Option>>& options,
                                  std::chrono::seconds timeout = 30s);
     // Cancel(batch_id): the id of the batch cancelled, or the D-Bus error (name, message).

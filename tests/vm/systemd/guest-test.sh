@@ -88,6 +88,31 @@ else
     result non-root FAIL "a non-root caller changed CPUs or could not read the status"
 fi
 
+# 4b. polkit (Debian's polkitd, bus-activated by systemd): with a rules file that grants
+# group daemon, user daemon takes CPU 3 offline and back through the installed actions; nobody
+# is still refused, by polkit, naming the action.
+mkdir -p /etc/polkit-1/rules.d
+cat >/etc/polkit-1/rules.d/60-cpuhpd-test.rules <<'RULES'
+polkit.addRule(function(action, subject) {
+    if (action.id.indexOf("org.cpuhpd1.") == 0 && subject.isInGroup("daemon"))
+        return polkit.Result.YES;
+});
+RULES
+as_daemon() { setpriv --reuid=daemon --regid=daemon --init-groups "$@"; }
+refusal=$(setpriv --reuid=nobody --regid=nogroup --clear-groups cpuctl offline 3 2>&1)
+rc=$?
+echo "  | nobody: cpuctl offline 3 -> exit $rc: $refusal"
+if [ -r /usr/share/polkit-1/actions/org.cpuhpd1.policy ] &&
+    check as_daemon cpuctl offline 3 && [ "$(online)" = 0-2,4-7 ] &&
+    check as_daemon cpuctl online 3 && [ "$(online)" = "$before" ] &&
+    [ $rc -ne 0 ] && [[ $refusal == *org.cpuhpd1.change-cpus* ]]; then
+    result polkit PASS
+else
+    result polkit FAIL "online is $(online), was $before"
+    journalctl -u cpuhpd -u polkit --no-pager | tail -n 20
+fi
+rm -f /etc/polkit-1/rules.d/60-cpuhpd-test.rules
+
 # 5. The journal carries the batch's structured fields.
 fields=$(journalctl -u cpuhpd -o json --no-pager | jq -r 'select(.BATCH_ID != null) |
     "BATCH_ID=\(.BATCH_ID) ACTION=\(.ACTION // "-") CPUS=\(.CPUS // "-") STRATEGY=\(.STRATEGY // "-") DURATION_US=\(.DURATION_US // "-")"')

@@ -1,0 +1,54 @@
+#include "state_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <vector>
+
+namespace cpuhpd {
+
+int replace_file(const std::filesystem::path& file, const std::string& text,
+                 std::string& failed_step) {
+    const std::string tmpl = file.string() + ".XXXXXX";
+    std::vector<char> name(tmpl.begin(), tmpl.end());
+    name.push_back('\0');
+    const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) {
+        failed_step = "create temporary file";
+        return errno;
+    }
+    const char* p = text.data();
+    std::size_t left = text.size();
+    int err = 0;
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            err = errno;
+            break;
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    if (err == 0 && ::fchmod(fd, 0644) != 0) {
+        err = errno;
+    }
+    if (::close(fd) != 0 && err == 0 && errno != EINTR) {
+        err = errno;
+    }
+    if (err == 0 && ::rename(name.data(), file.c_str()) != 0) {
+        err = errno;
+    }
+    if (err != 0) {
+        ::unlink(name.data());
+        failed_step = "write";
+    }
+    return err;
+}
+
+}  // namespace cpuhpd
