@@ -17,6 +17,10 @@ namespace {
 
 constexpr const char* kProfileFile = "profile";
 
+std::string cpus_or_dash(const CpuSet& cpus) {
+    return cpus.empty() ? "-" : cpus.to_string();
+}
+
 void log_profile(const std::string& text, const std::string& name, const CpuSet& cpus) {
     log::info(text, {{"PROFILE", name}, {"CPUS", cpus.to_string()}});
 }
@@ -142,8 +146,8 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
             profile_changing_ = false;
             log_profile("profile " + r.name + (reverting ? " reverted" : " applied") + ": " +
                             to_string(r.outcome) + "; offline " +
-                            r.transition.to_offline.to_string() + ", back online " +
-                            r.transition.to_online.to_string() + "; in force: " +
+                            cpus_or_dash(r.transition.to_offline) + ", back online " +
+                            cpus_or_dash(r.transition.to_online) + "; in force: " +
                             (active_profile_ ? active_profile_->name : std::string("none")),
                         r.name, r.transition.to_offline | r.transition.to_online);
             schedule_announce();

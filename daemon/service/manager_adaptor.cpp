@@ -98,6 +98,20 @@ void reply_or_fail(const Call& call, Send&& send) {
     }
 }
 
+// Replies to `call` with the backend's answer: the error it holds, or what `send` sends for
+// its value.
+template <typename Call, typename Value, typename Send>
+void reply_with(const Call& call, const char* what,
+                const std::variant<Value, std::exception_ptr>& answer, Send&& send) {
+    reply_or_fail(call, [&] {
+        if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
+            call.returnError(to_dbus_error(what, *thrown));
+            return;
+        }
+        send(std::get<Value>(answer));
+    });
+}
+
 // The refusal path of authorize(): an error reply to `call`.
 template <typename Call>
 std::function<void(const sdbus::Error&)> refuser(const std::shared_ptr<Call>& call) {
@@ -259,18 +273,12 @@ void ManagerAdaptor::change(ChangeResult&& result, ChangeAsk ask,
     auto reply = std::make_shared<ChangeResult>(std::move(result));
     auto submit = [this, reply, what, ask = std::move(ask)] {
         backend_.submit(ask, [reply, what](ChangeAnswer answer) {
-            const ChangeResult& call = *reply;
-            reply_or_fail(call, [&] {
-                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                    call.returnError(to_dbus_error(what, *thrown));
-                    return;
-                }
-                const auto& done = std::get<RequestResult>(answer);
+            reply_with(*reply, what, answer, [&](const RequestResult& done) {
                 if (done.refusal) {
-                    call.returnError(
+                    reply->returnError(
                         sendable(error_name(done.refusal->kind()), done.refusal->what()));
                 } else {
-                    call.returnResults(to_dbus(done.cpus), summary_of(done));
+                    reply->returnResults(to_dbus(done.cpus), summary_of(done));
                 }
             });
         });
@@ -348,15 +356,9 @@ void ManagerAdaptor::HoldCpus(
         auto reply = std::make_shared<Call>(std::move(result));
         auto take = [this, reply, ask = std::move(ask)] {
             backend_.hold(ask, [reply](HoldAnswer answer) {
-                const Call& call = *reply;
-                reply_or_fail(call, [&] {
-                    if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                        call.returnError(to_dbus_error("HoldCpus", *thrown));
-                        return;
-                    }
-                    const auto& held = std::get<HeldCpus>(answer);
-                    call.returnResults(held.fd, static_cast<uint64_t>(held.id),
-                                       to_dbus(held.result.cpus), summary_of(held.result));
+                reply_with(*reply, "HoldCpus", answer, [&](const HeldCpus& held) {
+                    reply->returnResults(held.fd, static_cast<uint64_t>(held.id),
+                                         to_dbus(held.result.cpus), summary_of(held.result));
                 });
             });
         };
@@ -371,13 +373,8 @@ void ManagerAdaptor::ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& resul
         auto reply = std::make_shared<Call>(std::move(result));
         auto release = [this, reply, hold_id, sender = caller()] {
             backend_.release_hold(hold_id, sender, [reply](ReleaseAnswer answer) {
-                const Call& call = *reply;
-                reply_or_fail(call, [&] {
-                    if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                        call.returnError(to_dbus_error("ReleaseHold", *thrown));
-                    } else {
-                        call.returnResults(to_dbus(std::get<std::vector<CpuResult>>(answer)));
-                    }
+                reply_with(*reply, "ReleaseHold", answer, [&](const std::vector<CpuResult>& cpus) {
+                    reply->returnResults(to_dbus(cpus));
                 });
             });
         };
@@ -403,13 +400,7 @@ void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const
     const std::map<std::string, std::string> details{{"profile", ask.name}};
     auto run = [this, reply, what, ask = std::move(ask)] {
         backend_.apply_profile(ask, [reply, what](ProfileAnswer answer) {
-            const ChangeResult& call = *reply;
-            reply_or_fail(call, [&] {
-                if (const auto* thrown = std::get_if<std::exception_ptr>(&answer)) {
-                    call.returnError(to_dbus_error(what, *thrown));
-                    return;
-                }
-                const auto& done = std::get<ProfileDone>(answer);
+            reply_with(*reply, what, answer, [&](const ProfileDone& done) {
                 Summary summary;
                 summary[dbus::kSummaryProfile] = sdbus::Variant(done.name);
                 summary[dbus::kSummaryOffline] =
@@ -425,7 +416,7 @@ void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const
                 summary[dbus::kSummaryDryRun] = sdbus::Variant(done.dry_run);
                 summary[dbus::kSummaryDurationUs] =
                     sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
-                call.returnResults(to_dbus(done.cpus), summary);
+                reply->returnResults(to_dbus(done.cpus), summary);
             });
         });
     };

@@ -130,6 +130,14 @@ cpus_of_node() { echo $(_topo '[ $n = '$1' ] && echo $c'); }
 packages() { _topo 'echo $p' | norm; }
 nodes() { _topo 'echo $n' | norm; }
 # secondary SMT threads: every thread of a core except its first (primary) one
+# last_package_or_skip: PK, the last package, and P, its CPUs; skips the scenario when the
+# machine has one package or the last one has a protected CPU.
+last_package_or_skip() {
+    [ $(count $(packages)) -ge 2 ] || skip "needs 2 packages"
+    PK=$(last $(packages))
+    P=$(union $(cpus_of_pkg $PK))
+    [ -z "$(inter "$P" "$(protected_cpus)")" ] || skip "package $PK has protected CPUs"
+}
 smt_secondaries() { echo $(_topo 'set -- $s; [ $1 != $c ] && echo $c'); }
 smt_control() { local v; read -r v <$SYS/smt/control 2>/dev/null || v=absent; echo "$v"; }
 

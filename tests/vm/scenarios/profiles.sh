@@ -6,10 +6,7 @@
 . /cpuhpd-tests/lib.sh
 need_binaries
 assert_all_online "start"
-[ $(count $(packages)) -ge 2 ] || skip "needs 2 packages"
-PK=$(last $(packages))
-P=$(union $(cpus_of_pkg $PK))
-[ -z "$(inter "$P" "$(protected_cpus)")" ] || skip "package $PK has protected CPUs"
+last_package_or_skip
 BEFORE=$(first $P)
 daemon_restart_with "profiles: {evacuate: {offline: \"package:$PK\"}, nosmt: {smt: \"off\"}}"
 
