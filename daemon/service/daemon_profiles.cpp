@@ -96,7 +96,8 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                          const std::function<void(ProfileAnswer)>& done) {
     struct Run {
         ProfileDone result;
-        std::size_t waiting = 1;  // this function's own finished() below
+        std::size_t waiting = 1;      // this function's own finished() below
+        bool offline_failed = false;  // the offline part was refused or rolled back
         std::function<void(ProfileAnswer)> done;
         std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     };
@@ -113,6 +114,8 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
             cpus.insert(cpus.end(), result->cpus.begin(), result->cpus.end());
             if (result->refusal || result->outcome != Outcome::Ok) {
                 run->result.outcome = Outcome::Partial;
+                // Atomic: nothing of it stayed offline.
+                run->offline_failed |= result->action == Action::Offline;
             }
         }
         if (--run->waiting > 0) {
@@ -129,17 +132,17 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
         r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - run->start);
         if (!r.dry_run) {
-            // What is offline now of what the profiles took and want is what the profile in
-            // force has taken; a failed change leaves the rest where the kernel left it.
+            // The new profile is in force once its offline part is done; CPUs of the old one
+            // that did not come back stay taken (a revert brings them back). When the offline
+            // part failed, the old profile stays in force with what of it is still offline.
             const CpuSet offline_now = state_.present - state_.online;
-            const CpuSet wanted = reverting ? CpuSet{} : r.transition.taken_after;
-            const CpuSet still_taken = (wanted | (before ? before->taken : CpuSet{})) & offline_now;
-            if (reverting && still_taken.empty()) {
-                active_profile_.reset();
+            const CpuSet old_left = before ? before->taken & offline_now : CpuSet{};
+            if (!reverting && !run->offline_failed) {
+                active_profile_ = ActiveProfile{r.name, r.transition.taken_after | old_left};
+            } else if (before && !old_left.empty()) {
+                active_profile_ = ActiveProfile{before->name, old_left};
             } else {
-                const bool applied = !reverting && r.outcome == Outcome::Ok;
-                active_profile_ = ActiveProfile{applied || !before ? r.name : before->name,
-                                                applied ? wanted : still_taken};
+                active_profile_.reset();
             }
             r.active = active_profile_;
             save_active_profile();

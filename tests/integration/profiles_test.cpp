@@ -2,6 +2,8 @@
 // Profiles over the bus, and `cpuctl profile`, against the real daemon on the fake tree.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "fixture.h"
 
 namespace cpuhpd::itest {
@@ -129,6 +131,47 @@ TEST_F(ProfilesTest, CpuctlListsAppliesAndReverts) {
     EXPECT_NE(again.err.find("no profile is in force"), std::string::npos) << again.err;
     RunResult unknown = cpuctl({"profile", "apply", "nope"});
     EXPECT_EQ(unknown.exit_code, 1) << unknown.describe();
+}
+
+// cpu5/online cannot be written: the offline part of a profile that takes package 1 fails.
+class ProfileFailureTest : public ProfilesTest {
+protected:
+    void SetUp() override {
+        ProfilesTest::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
+        if (const int rc = tree().make_unwritable(5); rc != 0) {
+            GTEST_SKIP() << "cannot make cpu5/online unwritable for root on this filesystem "
+                            "(FS_IOC_SETFLAGS immutable: "
+                         << std::strerror(rc) << ")";
+        }
+    }
+};
+
+// Atomic: a profile whose CPUs cannot all go offline is not in force, and takes nothing.
+TEST_F(ProfileFailureTest, AProfileThatCannotBeAppliedIsNotInForce) {
+    const CallResult failed = client_->call("ApplyProfile", "evacuate-package-1");
+    ASSERT_TRUE(failed.ok) << failed.describe();
+    EXPECT_EQ(failed.str("outcome"), "failed");
+    EXPECT_EQ(failed.str("active"), "");
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    EXPECT_EQ(active(), "");
+}
+
+// Switching from lean fails half-way: lean's CPUs that evacuate leaves came back, the offline
+// part rolled back, and lean stays in force with what of it is still offline.
+TEST_F(ProfileFailureTest, AFailedSwitchLeavesTheOldProfileInForceWithWhatItStillHas) {
+    ASSERT_TRUE(client_->call("ApplyProfile", "lean").ok);
+    const CallResult failed = client_->call("ApplyProfile", "evacuate-package-1");
+    ASSERT_TRUE(failed.ok) << failed.describe();
+    EXPECT_EQ(failed.str("outcome"), "partial");
+    EXPECT_EQ(tree().online_files(), expected_files({6, 7, 14, 15}));
+    EXPECT_EQ(active(), "lean");
+    EXPECT_EQ(taken(), "6-7,14-15");
+    ASSERT_TRUE(client_->call_with_entries("RevertProfile", std::nullopt, {}).ok);
+    EXPECT_EQ(tree().online_files(), expected_files({}));
+    EXPECT_EQ(active(), "");
 }
 
 }  // namespace
