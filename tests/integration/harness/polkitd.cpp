@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "files.h"
@@ -42,6 +43,11 @@ std::string Polkitd::unavailable_reason() {
         if (!fs::is_directory(dir)) {
             return std::string(dir) + " is missing (package polkitd)";
         }
+    }
+    // A container may forbid mount namespaces even to root.
+    const std::string probe = std::string(kUnshare) + " -m /bin/true >/dev/null 2>&1";
+    if (std::system(probe.c_str()) != 0) {
+        return "unshare -m fails here: no private mount namespace for the test's polkit rules";
     }
     return {};
 }
