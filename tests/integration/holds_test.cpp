@@ -212,7 +212,10 @@ TEST_F(HoldsTest, BadInputIsRefusedAndNothingChanges) {
 TEST_F(HoldsTest, ManyShortHoldsLeaveNoFdsBehind) {
     RawClient orchestrator(world_->bus_address());
     const pid_t daemon = world_->daemon().pid();
-    // The count after one round, so that whatever is opened once is counted.
+    // The count after one round, so that whatever is opened once is counted. A file the
+    // daemon reads just then (its re-read after a batch) may be counted once, here or at the
+    // end: the end count must come down to the baseline, where a leak of one fd per round
+    // leaves it 40 above.
     std::size_t baseline = 0;
     for (int round = 0; round < 41; ++round) {
         auto held =
@@ -224,7 +227,8 @@ TEST_F(HoldsTest, ManyShortHoldsLeaveNoFdsBehind) {
         if (round == 0) {
             baseline = open_fds(daemon);
         } else if (round == 40) {
-            EXPECT_EQ(open_fds(daemon), baseline);
+            EXPECT_TRUE(eventually([&] { return open_fds(daemon) <= baseline; }, 10s))
+                << open_fds(daemon) << " fds open, " << baseline << " after the first round";
         }
     }
 }
