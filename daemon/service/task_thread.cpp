@@ -30,10 +30,15 @@ void TaskThread::run() {
         if (tasks_.empty()) {
             return;  // stopping, and nothing left to run
         }
-        auto task = std::move(tasks_.front());
-        tasks_.pop_front();
-        lock.unlock();
-        task();
+        {
+            auto task = std::move(tasks_.front());
+            tasks_.pop_front();
+            lock.unlock();
+            task();
+            // Destroyed here, unlocked: its captures may take other locks (dropping the last
+            // reference to an sdbus-c++ reply takes the bus's), whose holders may be calling
+            // post() meanwhile.
+        }
         lock.lock();
     }
 }

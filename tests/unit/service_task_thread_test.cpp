@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,33 @@ TEST(ServiceTaskThread, RunsEveryTaskOnTheSameThreadWhichIsNotThePoster) {
     }
     ASSERT_EQ(threads.size(), 1U);
     EXPECT_NE(*threads.begin(), std::this_thread::get_id());
+}
+
+// A task's captures are destroyed with the queue unlocked: the daemon's tasks hold sdbus-c++
+// replies, whose last release takes the bus's lock, which the main thread holds while it
+// posts (a deadlock seen in the profiles integration tests).
+TEST(ServiceTaskThread, AFinishedTaskIsDestroyedWithoutTheQueueLocked) {
+    struct OnDestroy {
+        std::function<void()> run;
+        ~OnDestroy() { run(); }
+    };
+    std::promise<void> destroying;
+    std::promise<void> posted;
+    std::shared_future<void> posted_future = posted.get_future().share();
+    bool post_went_through = false;  // written by the task thread, read after the join
+    {
+        TaskThread thread;
+        auto guard = std::make_shared<OnDestroy>();
+        guard->run = [&destroying, posted_future, &post_went_through] {
+            destroying.set_value();
+            post_went_through = posted_future.wait_for(kPatience / 5) == std::future_status::ready;
+        };
+        thread.post([guard = std::move(guard)] {});  // the task holds the only reference
+        ASSERT_EQ(destroying.get_future().wait_for(kPatience), std::future_status::ready);
+        thread.post([] {});  // while the finished task's destructor runs
+        posted.set_value();
+    }
+    EXPECT_TRUE(post_went_through) << "post() waited for a finished task's destruction";
 }
 
 TEST(ServiceTaskThread, ATaskRunsWhileThePosterGoesOn) {
