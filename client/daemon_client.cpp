@@ -187,6 +187,19 @@ Model to_model(const sdbus::Struct<Fields...>& entry) {
                       static_cast<const std::tuple<Fields...>&>(entry));
 }
 
+// The summary's "pinned_tasks" and "pinned_irqs" (a(uss)): absent (online results) or of
+// another type, none.
+using PinnedEntries = std::vector<sdbus::Struct<uint32_t, std::string, std::string>>;
+
+template <typename Model>
+std::vector<Model> pinned(const Dict& summary, const char* key) {
+    std::vector<Model> out;
+    for (const auto& entry : field<PinnedEntries>(summary, key)) {
+        out.push_back(to_model<Model>(entry));
+    }
+    return out;
+}
+
 BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     using namespace cpuhpd::dbus;
     BatchReply r;
@@ -202,6 +215,8 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     for (const auto& s : results) {
         r.cpus.push_back(to_model<CpuResult>(s));
     }
+    r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
+    r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
     return r;
 }
 
@@ -215,6 +230,9 @@ Dict to_options(const BatchOptions& o) {
     }
     if (o.dry_run) {
         d[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
+    }
+    if (o.refuse_pinned) {
+        d[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
     }
     return d;
 }
@@ -305,6 +323,9 @@ HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progr
         }
         if (!request.restore) {
             options[cpuhpd::dbus::kOptionRestore] = sdbus::Variant(false);
+        }
+        if (request.refuse_pinned) {
+            options[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
         }
         const auto state = request.method == BatchMethod::Online ? cpuhpd::Action::Online
                                                                  : cpuhpd::Action::Offline;
@@ -433,6 +454,9 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         if (options.dry_run) {
             dict[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
         }
+        if (options.refuse_pinned) {
+            dict[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
+        }
         if (name.empty()) {
             proxy_->RevertProfile(dict);
         } else {
@@ -458,6 +482,8 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         for (const auto& s : reply.results) {
             r.cpus.push_back(to_model<CpuResult>(s));
         }
+        r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
+        r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
         return r;
     } catch (const sdbus::Error& e) {
         rethrow(e);

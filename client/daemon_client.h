@@ -36,11 +36,19 @@ enum class BatchMethod {
     SetSmt,   // argument: on or off
 };
 
-// Options of Offline, Online and SetSmt; unset ones are left out so the daemon's defaults apply.
+// The help of --refuse-pinned (offline, plan, smt, profile apply).
+inline constexpr const char* kRefusePinnedHelp =
+    "refuse (nothing changed) when a task would lose every CPU it may run on";
+
+// Options of Offline, Online, SetSmt and ApplyProfile/RevertProfile; unset ones are left out
+// so the daemon's defaults apply.
 struct BatchOptions {
     bool best_effort = false;
     std::optional<std::string> strategy;
     bool dry_run = false;
+    // "refuse_pinned": refuse (Error.Pinned, nothing changed) when a task would lose every
+    // CPU of its affinity.
+    bool refuse_pinned = false;
 };
 
 // HoldCpus's options and names.
@@ -51,6 +59,7 @@ struct HoldRequest {
     std::string why;
     std::optional<std::string> strategy;
     bool restore = true;
+    bool refuse_pinned = false;  // as in BatchOptions
 };
 
 // A hold cpuctl got: it lasts while `fd` is open (closed with this object) or until released.

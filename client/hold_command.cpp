@@ -41,7 +41,9 @@ int run_held(DaemonClient& client, const HoldRequest& request,
     const HoldGrant grant = client.hold(request, progress);
     taken();
     std::cerr << "cpuctl: hold " << grant.id() << ": " << batch_summary_line(grant.change())
-              << std::endl;
+              << '\n';
+    render_pinned(std::cerr, grant.change().pinned_tasks, grant.change().pinned_irqs);
+    std::cerr.flush();
     const int status = run_command(command);
     try {
         const auto restored = client.release_hold(grant.id());

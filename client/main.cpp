@@ -61,6 +61,7 @@ struct Args {
     bool best_effort = false;
     std::string strategy;
     bool dry_run = false;
+    bool refuse_pinned = false;
     std::uint64_t batch_id = 0;
     bool no_wait = false;
     std::uint64_t hold_id = 0;
@@ -97,7 +98,8 @@ std::vector<char*> split_command(int argc, char** argv, std::vector<std::string>
     return own;
 }
 
-void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run) {
+// --refuse-pinned on the commands that may take CPUs offline (not online: nothing to refuse).
+void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run, bool with_refuse_pinned) {
     sub->add_flag("--best-effort", a.best_effort,
                   "go on after a failure and report each CPU (default: the daemon's mode, "
                   "atomic unless configured: undo everything on any failure)");
@@ -106,6 +108,9 @@ void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run) {
     if (with_dry_run) {
         sub->add_flag("--dry-run", a.dry_run,
                       "print the plan (strategy and order), change nothing");
+    }
+    if (with_refuse_pinned) {
+        sub->add_flag("--refuse-pinned", a.refuse_pinned, cpuctl::kRefusePinnedHelp);
     }
 }
 
@@ -161,14 +166,14 @@ int main(int argc, char** argv) {
     auto* off = app.add_subcommand(
         "offline", "take the CPUs of MASK offline [and hold them while -- COMMAND runs]");
     off->add_option("MASK", a.masks, "CPUs to take offline (see below)")->required();
-    add_batch_options(off, a, true);
+    add_batch_options(off, a, true, true);
     add_hold_options(off, a);
     off->footer(batch_footer);
 
     auto* on = app.add_subcommand(
         "online", "bring the CPUs of MASK online [and hold them while -- COMMAND runs]");
     on->add_option("MASK", a.masks, "CPUs to bring online (see below)")->required();
-    add_batch_options(on, a, true);
+    add_batch_options(on, a, true, false);
     add_hold_options(on, a);
     on->footer(batch_footer);
 
@@ -177,7 +182,7 @@ int main(int argc, char** argv) {
         ->required()
         ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kActionNames)));
     plan->add_option("MASK", a.masks, "CPUs (see below)")->required();
-    add_batch_options(plan, a, false);
+    add_batch_options(plan, a, false, true);
     plan->footer(std::string("\n") + kMaskHelp +
                  "\n\nExamples:\n  cpuctl plan offline package:1\n  cpuctl plan online all "
                  "--strategy per-cpu");
@@ -196,7 +201,7 @@ int main(int argc, char** argv) {
         ->required()
         ->check(
             CLI::IsMember(std::vector<std::string>{cpuhpd::dbus::kSmtOn, cpuhpd::dbus::kSmtOff}));
-    add_batch_options(smt, a, true);
+    add_batch_options(smt, a, true, true);
     smt->footer("\nExamples:\n  cpuctl smt off\n  cpuctl smt on --strategy per-cpu");
 
     auto* cancel = app.add_subcommand(
@@ -362,6 +367,7 @@ int main(int argc, char** argv) {
             options.strategy = a.strategy;
         }
         options.dry_run = a.dry_run;
+        options.refuse_pinned = a.refuse_pinned;
 
         cpuctl::ProgressLine progress(
             label, !a.json && !a.dry_run && cpuctl::ProgressLine::stderr_is_terminal());
@@ -379,6 +385,7 @@ int main(int argc, char** argv) {
             request.why = a.why.empty() ? cpuctl::command_line(label, argument, a.command) : a.why;
             request.strategy = options.strategy;
             request.restore = !a.no_restore;
+            request.refuse_pinned = a.refuse_pinned;
             return cpuctl::run_held(client, request, a.command, on_progress,
                                     [&progress] { progress.clear(); });
         }

@@ -20,6 +20,22 @@ struct CpuResult {
     std::string message;  // what happened, in words
 };
 
+// One entry of the summary's "pinned_tasks" (a(uss)): a user task (thread) whose affinity has
+// CPUs going offline and none staying online. `comm` as the daemon sent it (it escapes it);
+// the table escapes it again.
+struct PinnedTask {
+    std::uint32_t tid = 0;
+    std::string comm;
+    std::string cpus;  // its affinity, a cpulist
+};
+
+// One entry of the summary's "pinned_irqs" (a(uss)), likewise for an IRQ.
+struct PinnedIrq {
+    std::uint32_t irq = 0;
+    std::string name;  // its actions' names, comma-joined; "" when none
+    std::string cpus;  // its affinity, a cpulist
+};
+
 // Results and summary of one Offline, Online or SetSmt call.
 struct BatchReply {
     std::string action;  // offline, online
@@ -32,6 +48,9 @@ struct BatchReply {
     std::string outcome;  // ok, failed, partial
     std::vector<std::uint32_t> order;
     std::vector<CpuResult> cpus;
+    // Whenever CPUs go offline (and in dry runs); empty when the summary has none (online).
+    std::vector<PinnedTask> pinned_tasks;
+    std::vector<PinnedIrq> pinned_irqs;
 };
 
 // What `cpuctl cancel` learned: the batch Cancel named and, when it waited for the batch's
@@ -104,6 +123,9 @@ struct ProfileReply {
     std::uint64_t duration_us = 0;
     std::vector<CpuResult> cpus;
     bool reverted = false;  // RevertProfile's reply
+    // As in BatchReply: what the CPUs the profile takes offline leave without a CPU.
+    std::vector<PinnedTask> pinned_tasks;
+    std::vector<PinnedIrq> pinned_irqs;
 };
 
 // A D-Bus error (from the daemon, the bus or the connection), or a usage error.

@@ -34,6 +34,7 @@ void add_profile_command(CLI::App& app, ProfileCommand& c) {
             ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kStrategyNames)));
         sub->add_flag("--dry-run", c.dry_run, "say what would change, change nothing");
     }
+    c.apply->add_flag("--refuse-pinned", c.refuse_pinned, kRefusePinnedHelp);
 }
 
 int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json) {
@@ -49,6 +50,7 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
     }
     BatchOptions options;
     options.dry_run = c.dry_run || c.show->parsed();
+    options.refuse_pinned = c.refuse_pinned && c.apply->parsed();
     if (!c.strategy.empty()) {
         options.strategy = c.strategy;
     }
@@ -66,7 +68,9 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
         std::cout << profile_json(reply) << std::endl;
     } else {
         render_cpu_rows(std::cout, reply.cpus);
-        std::cout << profile_summary_line(reply) << std::endl;
+        std::cout << profile_summary_line(reply) << '\n';
+        render_pinned(std::cout, reply.pinned_tasks, reply.pinned_irqs);
+        std::cout.flush();
     }
     return exit_code_for_outcome(reply.outcome);
 }

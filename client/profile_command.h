@@ -18,6 +18,7 @@ struct ProfileCommand {
     std::string name;
     std::string strategy;
     bool dry_run = false;
+    bool refuse_pinned = false;  // apply only
 };
 
 // Adds the commands to `app`; `command` must outlive the parse.

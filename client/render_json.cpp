@@ -21,14 +21,38 @@ Json cpus_json(const std::vector<CpuResult>& results) {
     return cpus;
 }
 
+Json pinned_tasks_json(const std::vector<PinnedTask>& tasks) {
+    Json arr = Json::array();
+    for (const auto& t : tasks) {
+        arr.push_back({{"tid", t.tid}, {"comm", t.comm}, {"cpus", t.cpus}});
+    }
+    return arr;
+}
+
+Json pinned_irqs_json(const std::vector<PinnedIrq>& irqs) {
+    Json arr = Json::array();
+    for (const auto& i : irqs) {
+        arr.push_back({{"irq", i.irq}, {"name", i.name}, {"cpus", i.cpus}});
+    }
+    return arr;
+}
+
 }  // namespace
 
 std::string batch_json(const BatchReply& r) {
     Json cpus = cpus_json(r.cpus);
-    Json j = {{"action", r.action},           {"mask", r.mask},       {"mode", r.mode},
-              {"strategy", r.strategy},       {"dry_run", r.dry_run}, {"batch_id", r.batch_id},
-              {"duration_us", r.duration_us}, {"outcome", r.outcome}, {"order", r.order},
-              {"cpus", std::move(cpus)}};
+    Json j = {{"action", r.action},
+              {"mask", r.mask},
+              {"mode", r.mode},
+              {"strategy", r.strategy},
+              {"dry_run", r.dry_run},
+              {"batch_id", r.batch_id},
+              {"duration_us", r.duration_us},
+              {"outcome", r.outcome},
+              {"order", r.order},
+              {"cpus", std::move(cpus)},
+              {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
+              {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)}};
     return dump(j);
 }
 
@@ -111,7 +135,9 @@ std::string profile_json(const ProfileReply& r) {
                      {"outcome", r.outcome},
                      {"dry_run", r.dry_run},
                      {"duration_us", r.duration_us},
-                     {"cpus", cpus_json(r.cpus)}});
+                     {"cpus", cpus_json(r.cpus)},
+                     {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
+                     {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)}});
 }
 
 std::string error_json(const ErrorInfo& e) {

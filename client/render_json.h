@@ -8,6 +8,8 @@
 
 namespace cpuctl {
 
+// The shape of docs/interface.md, ending with "pinned_tasks":[{"tid":..,"comm":..,"cpus":..}]
+// and "pinned_irqs":[{"irq":..,"name":..,"cpus":..}], always there (empty for online).
 std::string batch_json(const BatchReply& reply);
 std::string status_json(const Status& status);
 std::string cancel_json(const CancelReply& reply);
@@ -18,7 +20,7 @@ std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restore
 // {"profiles":[{"name":..,"offline":..,"smt_off":..,"min_online_per_node":..}],"active":..}
 std::string profiles_json(const std::vector<ProfileInfo>& profiles, const std::string& active);
 // {"profile":..,"offline":..,"online":..,"taken":..,"active":..,"outcome":..,"dry_run":..,
-//  "duration_us":..,"cpus":[...as in batch_json...]}
+//  "duration_us":..,"cpus":[...as in batch_json...],"pinned_tasks":[..],"pinned_irqs":[..]}
 std::string profile_json(const ProfileReply& reply);
 // {"error":"org.cpuhpd1.Error.InvalidMask","message":"..."}
 std::string error_json(const ErrorInfo& error);

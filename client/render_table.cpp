@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "holds.h"
+#include "input.h"
 #include "names.h"
 
 namespace cpuctl {
@@ -23,6 +24,23 @@ std::string one_line(std::string s) {
         }
     }
     return s;
+}
+
+// A task's comm or an IRQ's action names: the daemon escapes them already (escape_excerpt);
+// again here, in case it is an older one (idempotent on escaped text). The bound is far above
+// what the kernel lets a name be.
+std::string escaped_name(const std::string& name) {
+    return cpuhpd::escape_excerpt(name, 1024);
+}
+
+// "pinned: ... and 3 more tasks\n" when more than kMaxPinnedShown; else "".
+std::string more_line(std::size_t count, const char* kind) {
+    if (count <= kMaxPinnedShown) {
+        return "";
+    }
+    const std::size_t more = count - kMaxPinnedShown;
+    return "pinned: ... and " + std::to_string(more) + " more " + kind + (more == 1 ? "" : "s") +
+           "\n";
 }
 
 std::string int_or_dash(std::int32_t v) {
@@ -142,6 +160,24 @@ void render_batch_table(std::ostream& out, const BatchReply& reply) {
     }
     render_cpu_rows(out, reply.cpus);
     out << batch_summary_line(reply) << '\n';
+    render_pinned(out, reply.pinned_tasks, reply.pinned_irqs);
+}
+
+void render_pinned(std::ostream& out, const std::vector<PinnedTask>& tasks,
+                   const std::vector<PinnedIrq>& irqs) {
+    for (std::size_t i = 0; i < tasks.size() && i < kMaxPinnedShown; ++i) {
+        out << "pinned: task " << tasks[i].tid << " (" << escaped_name(tasks[i].comm) << ") on CPU "
+            << one_line(tasks[i].cpus) << '\n';
+    }
+    out << more_line(tasks.size(), "task");
+    for (std::size_t i = 0; i < irqs.size() && i < kMaxPinnedShown; ++i) {
+        out << "pinned: irq " << irqs[i].irq;
+        if (!irqs[i].name.empty()) {
+            out << " (" << escaped_name(irqs[i].name) << ")";
+        }
+        out << " on CPU " << one_line(irqs[i].cpus) << '\n';
+    }
+    out << more_line(irqs.size(), "irq");
 }
 
 void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus) {

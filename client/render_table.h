@@ -1,6 +1,7 @@
 // Human-readable output of cpuctl (the default, without --json).
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -9,8 +10,18 @@
 namespace cpuctl {
 
 // The per-CPU table (CPU RESULT ERROR MESSAGE), for a dry run the strategy and order, then the
-// summary line, e.g. "offline 4,6,7: 3 changed in 1.234 s (strategy per-cpu, batch 7)".
+// summary line, e.g. "offline 4,6,7: 3 changed in 1.234 s (strategy per-cpu, batch 7)", then
+// the pinned tasks and IRQs (render_pinned).
 void render_batch_table(std::ostream& out, const BatchReply& reply);
+
+// What the CPUs going offline leave without a CPU, one line each (nothing when none):
+// "pinned: task 812 (sleep) on CPU 8-15", "pinned: irq 42 (eth0-rx-3) on CPU 12" (an IRQ
+// without a name: "pinned: irq 42 on CPU 12"). At most kMaxPinnedShown of each kind, then
+// "pinned: ... and 5 more tasks" ("... and 1 more irq"). Names are escaped (printable ASCII
+// kept, every other byte \xNN): a task may name itself anything.
+inline constexpr std::size_t kMaxPinnedShown = 32;
+void render_pinned(std::ostream& out, const std::vector<PinnedTask>& tasks,
+                   const std::vector<PinnedIrq>& irqs);
 
 // The per-CPU table alone (nothing when there are no CPUs).
 void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus);

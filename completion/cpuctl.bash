@@ -57,7 +57,8 @@ _cpuctl() {
     local batch="--best-effort --strategy"
 
     # The command, and the words after it (not counting options and their values).
-    local cmd= nargs=0 j w
+    # profile_sub: the word after `profile` (apply, revert, ...).
+    local cmd= nargs=0 profile_sub= j w
     for ((j = 1; j < i; j++)); do
         w=${COMP_WORDS[j]}
         case ${COMP_WORDS[j - 1]} in --timeout | --bus-address | --strategy | --who | --why) continue ;; esac
@@ -67,6 +68,7 @@ _cpuctl() {
             [[ " $commands " == *" $w "* ]] && cmd=$w
         else
             nargs=$((nargs + 1))
+            ((nargs == 1)) && [[ $cmd == profile ]] && profile_sub=$w
         fi
     done
 
@@ -84,11 +86,16 @@ _cpuctl() {
     local words=
     if [[ $cur == -* ]]; then
         case $cmd in
-        offline | online) words="$batch --dry-run --who --why --no-restore -- $global" ;;
-        smt) words="$batch --dry-run $global" ;;
-        plan) words="$batch $global" ;;
+        offline) words="$batch --dry-run --refuse-pinned --who --why --no-restore -- $global" ;;
+        online) words="$batch --dry-run --who --why --no-restore -- $global" ;;
+        smt) words="$batch --dry-run --refuse-pinned $global" ;;
+        plan) words="$batch --refuse-pinned $global" ;;
         cancel) words="--no-wait $global" ;;
-        profile) ((nargs >= 1)) && words="--strategy --dry-run $global" || words=$global ;;
+        profile)
+            words=$global
+            ((nargs >= 1)) && words="--strategy --dry-run $global"
+            [[ $profile_sub == apply ]] && words="--strategy --dry-run --refuse-pinned $global"
+            ;;
         *) words=$global ;;
         esac
     else

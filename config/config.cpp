@@ -68,6 +68,8 @@ public:
             line_hint_ = line_of(key_node);
             if (key == "sysfs_root") {
                 config.sysfs_root = path_value(value, key);
+            } else if (key == "proc_root") {
+                config.proc_root = path_value(value, key);
             } else if (key == "bus") {
                 config.bus = nonempty_string(value, key);
             } else if (key == "state_dir") {
@@ -95,7 +97,8 @@ public:
                 config.profiles = profiles(value, key);
             } else {
                 fail(key_node, key,
-                     "unknown key (known: sysfs_root, bus, state_dir, log_level, protected_cpus, "
+                     "unknown key (known: sysfs_root, proc_root, bus, state_dir, log_level, "
+                     "protected_cpus, "
                      "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
                      "recovery, on_stop, profiles)");
             }

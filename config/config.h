@@ -20,6 +20,8 @@ public:
 
 struct Config {
     std::filesystem::path sysfs_root = "/sys";
+    // Where the tasks and IRQs pinned to CPUs going offline are read (pinned.h).
+    std::filesystem::path proc_root = "/proc";
     std::string bus = "system";  // "system", "session" or a D-Bus address
     std::filesystem::path state_dir = "/run/cpuhpd";
     std::string log_level = "info";  // debug, info, warning, error

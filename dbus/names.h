@@ -41,6 +41,9 @@ inline constexpr const char* kOptionStrategy = "strategy";
 inline constexpr const char* kOptionDryRun = "dry_run";
 // HoldCpus takes "strategy" and this boolean.
 inline constexpr const char* kOptionRestore = "restore";
+// Offline, SetSmt and ApplyProfile take this boolean: refuse (Error.Pinned) when a task
+// would lose every CPU of its affinity.
+inline constexpr const char* kOptionRefusePinned = "refuse_pinned";
 
 // Keys of the summary dictionary (a{sv}) of their replies. "action" is a name of
 // kActionNames, "mode" of kModeNames, "strategy" of kStrategyNames, "outcome" of
@@ -54,6 +57,11 @@ inline constexpr const char* kSummaryBatchId = "batch_id";
 inline constexpr const char* kSummaryDurationUs = "duration_us";
 inline constexpr const char* kSummaryOrder = "order";
 inline constexpr const char* kSummaryOutcome = "outcome";
+// Whenever CPUs go offline (Offline, SetSmt off, and the profiles' summaries), a(uss): the
+// tasks (tid, comm, affinity cpulist) and IRQs (number, action names, affinity cpulist)
+// whose affinity has CPUs going away and none staying online.
+inline constexpr const char* kSummaryPinnedTasks = "pinned_tasks";
+inline constexpr const char* kSummaryPinnedIrqs = "pinned_irqs";
 
 // The states SetSmt accepts.
 inline constexpr const char* kSmtOn = "on";

@@ -112,8 +112,20 @@ RequestResult result_skeleton(const Request& request, std::uint64_t batch_id) {
     return r;
 }
 
+void refuse_if_pinned(const Request& request, const CpuSet& leaving, const Pinned& lost) {
+    if (!request.refuse_pinned || lost.tasks.empty()) {
+        return;
+    }
+    throw Refusal(RefusalKind::Pinned,
+                  "taking CPU " + leaving.to_string() + " offline would leave " +
+                      std::to_string(lost.tasks.size()) + " task" +
+                      (lost.tasks.size() == 1 ? "" : "s") + " without a CPU to run on: " +
+                      describe_pinned_tasks(lost.tasks) + " (refuse_pinned); nothing was changed",
+                  leaving);
+}
+
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
-                 const EngineSettings& settings) {
+                 const EngineSettings& settings, const Pinned& pinned) {
     BatchState state;
     state.batch_id = batch_id;
     state.action = requests.empty() ? Action::Offline : requests.front().action;
@@ -127,13 +139,24 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
         state.results.push_back(result_skeleton(request, batch_id));
         try {
             validate(request, state.before, settings, leaving);
+            if (state.action == Action::Offline) {
+                const CpuSet mine = request.cpus & state.before.online;
+                refuse_if_pinned(
+                    request, mine,
+                    narrow_pinned(pinned, mine, state.before.online - (leaving | mine)));
+                leaving |= mine;
+            }
             state.accepted.push_back(i);
             requested |= request.cpus;
-            if (state.action == Action::Offline)
-                leaving |= request.cpus & state.before.online;
         } catch (const Refusal& refusal) {
             refuse(state.results[i], request, refusal);
         }
+    }
+    if (state.action == Action::Offline) {
+        for (std::size_t i : state.accepted)
+            state.results[i].pinned =
+                narrow_pinned(pinned, state.requests[i].cpus & state.before.online,
+                              state.before.online - leaving);
     }
     const StrategyKind forced = state.accepted.empty()
                                     ? StrategyKind::Auto

@@ -93,8 +93,16 @@ RequestResult result_skeleton(const Request& request, std::uint64_t batch_id);
 // offline against min_online), refuses the ones that fail with every CPU Refused, and
 // plans the union of the rest with the strategy the first accepted request asked for.
 // Touches nothing.
+// Going offline, `pinned` is a scan (pinned.h) for the CPUs of all the requests: each
+// accepted request's result gets the part its CPUs leave without a CPU, and a request with
+// refuse_pinned is refused when it, with the requests accepted before it, would leave a
+// task so.
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
-                 const EngineSettings& settings);
+                 const EngineSettings& settings, const Pinned& pinned = {});
+
+// Throws Refusal(Pinned) when `request` asked refuse_pinned and `lost` has tasks that its
+// CPUs `leaving` take away.
+void refuse_if_pinned(const Request& request, const CpuSet& leaving, const Pinned& lost);
 
 // Runs the plan's strategy over plan.order. A per-CPU write is skipped when every request
 // naming the CPU is atomic and has already failed; a failed write marks the atomic

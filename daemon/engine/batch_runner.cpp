@@ -31,12 +31,14 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
 }  // namespace
 
 BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
-                         std::function<MachineState()> read_state, const EngineSettings& settings)
+                         std::function<MachineState()> read_state, const EngineSettings& settings,
+                         std::filesystem::path proc_root)
     : paths_(paths),
       writer_(writer),
       journal_(journal),
       read_state_(std::move(read_state)),
-      settings_(settings) {}
+      settings_(settings),
+      proc_root_(std::move(proc_root)) {}
 
 RequestResult BatchRunner::dry_run(const Request& request, const MachineState& state) {
     validate(request, state, settings_);
@@ -44,6 +46,10 @@ RequestResult BatchRunner::dry_run(const Request& request, const MachineState& s
     RequestResult r = result_skeleton(request, 0);
     r.strategy = plan.strategy;
     r.order = plan.order;
+    if (request.action == Action::Offline) {
+        r.pinned = scan_pinned(proc_root_, plan.to_change, state.online - plan.to_change);
+        refuse_if_pinned(request, plan.to_change, r.pinned);
+    }
     for (unsigned cpu : request.cpus.members()) {
         const bool changes = plan.to_change.contains(cpu);
         r.cpus.push_back({cpu, CpuOutcome::Unchanged, 0,
@@ -58,7 +64,17 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                              const std::function<void(std::size_t, std::size_t)>& progress,
                              const CancelCheck& cancel_requested) {
     const auto started = std::chrono::steady_clock::now();
-    BatchState state = admit(batch_id, requests, read_state_(), settings_);
+    MachineState before = read_state_();
+    Pinned pinned;
+    if (!requests.empty() && requests.front().action == Action::Offline) {
+        // One scan for the whole batch, before the first write; admit() gives each request
+        // its part.
+        CpuSet leaving;
+        for (const Request& request : requests)
+            leaving |= request.cpus & before.online;
+        pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
+    }
+    BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned);
     const bool writes = !state.plan.to_change.empty();
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of

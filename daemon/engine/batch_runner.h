@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <vector>
 
@@ -25,9 +26,11 @@ struct BatchOutput {
 class BatchRunner {
 public:
     // `read_state` gives a fresh MachineState (re-read after the writes to learn what
-    // really changed).
+    // really changed). `proc_root` is where the pinned tasks and IRQs of an offline batch
+    // are read (pinned.h); empty: none are looked for.
     BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
-                std::function<MachineState()> read_state, const EngineSettings& settings);
+                std::function<MachineState()> read_state, const EngineSettings& settings,
+                std::filesystem::path proc_root = {});
 
     // All requests have the same action. Requests refused at this point get their
     // `refusal` set and are not touched. `cancel_requested` is polled before each write: once
@@ -46,6 +49,7 @@ private:
     BatchJournal& journal_;
     std::function<MachineState()> read_state_;
     EngineSettings settings_;
+    std::filesystem::path proc_root_;
 };
 
 }  // namespace cpuhpd

@@ -75,7 +75,8 @@ inline constexpr EnumNames<StrategyKind, 4> kStrategyNames{{
 // failure). NoSuchBatch: Cancel named a batch that is not running. Held: another caller's
 // hold has the CPUs (holds.h). NoSuchHold: ReleaseHold named a hold that does not exist.
 // NoSuchProfile: ApplyProfile named no profile of the config, or RevertProfile found none
-// in force.
+// in force. Pinned: the request asked refuse_pinned and a task would lose every CPU of its
+// affinity (pinned.h).
 enum class RefusalKind {
     InvalidMask,
     ProtectedCpu,
@@ -87,9 +88,10 @@ enum class RefusalKind {
     NoSuchBatch,
     Held,
     NoSuchHold,
-    NoSuchProfile
+    NoSuchProfile,
+    Pinned
 };
-inline constexpr EnumNames<RefusalKind, 11> kRefusalNames{{
+inline constexpr EnumNames<RefusalKind, 12> kRefusalNames{{
     {RefusalKind::InvalidMask, "InvalidMask"},
     {RefusalKind::ProtectedCpu, "ProtectedCpu"},
     {RefusalKind::NotHotpluggable, "NotHotpluggable"},
@@ -101,6 +103,7 @@ inline constexpr EnumNames<RefusalKind, 11> kRefusalNames{{
     {RefusalKind::Held, "Held"},
     {RefusalKind::NoSuchHold, "NoSuchHold"},
     {RefusalKind::NoSuchProfile, "NoSuchProfile"},
+    {RefusalKind::Pinned, "Pinned"},
 }};
 
 // Cancelled: planned, but the batch was cancelled before its turn (never written).

@@ -59,32 +59,38 @@ void decode_entries(const std::vector<OptionEntry>& entries, const std::string& 
 
 RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
     RequestOptions parsed;
-    decode_entries(
-        entries,
-        std::string(dbus::kOptionMode) + ", " + dbus::kOptionStrategy + ", " + dbus::kOptionDryRun,
-        [&](const OptionEntry& entry, const std::string& key) {
-            if (entry.key == dbus::kOptionMode) {
-                parsed.mode = choice(entry, key, kModeNames);
-            } else if (entry.key == dbus::kOptionStrategy) {
-                parsed.strategy = choice(entry, key, kStrategyNames);
-            } else if (entry.key == dbus::kOptionDryRun) {
-                parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
-            } else {
-                return false;
-            }
-            return true;
-        });
+    decode_entries(entries,
+                   std::string(dbus::kOptionMode) + ", " + dbus::kOptionStrategy + ", " +
+                       dbus::kOptionDryRun + ", " + dbus::kOptionRefusePinned,
+                   [&](const OptionEntry& entry, const std::string& key) {
+                       if (entry.key == dbus::kOptionMode) {
+                           parsed.mode = choice(entry, key, kModeNames);
+                       } else if (entry.key == dbus::kOptionStrategy) {
+                           parsed.strategy = choice(entry, key, kStrategyNames);
+                       } else if (entry.key == dbus::kOptionDryRun) {
+                           parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionRefusePinned) {
+                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else {
+                           return false;
+                       }
+                       return true;
+                   });
     return parsed;
 }
 
 HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
     HoldOptions parsed;
-    decode_entries(entries, std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionRestore,
+    decode_entries(entries,
+                   std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionRestore + ", " +
+                       dbus::kOptionRefusePinned,
                    [&](const OptionEntry& entry, const std::string& key) {
                        if (entry.key == dbus::kOptionStrategy) {
                            parsed.strategy = choice(entry, key, kStrategyNames);
                        } else if (entry.key == dbus::kOptionRestore) {
                            parsed.restore = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionRefusePinned) {
+                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
                        } else {
                            return false;
                        }
@@ -95,12 +101,16 @@ HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
 
 ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries) {
     ProfileOptions parsed;
-    decode_entries(entries, std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionDryRun,
+    decode_entries(entries,
+                   std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionDryRun + ", " +
+                       dbus::kOptionRefusePinned,
                    [&](const OptionEntry& entry, const std::string& key) {
                        if (entry.key == dbus::kOptionStrategy) {
                            parsed.strategy = choice(entry, key, kStrategyNames);
                        } else if (entry.key == dbus::kOptionDryRun) {
                            parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionRefusePinned) {
+                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
                        } else {
                            return false;
                        }

@@ -26,12 +26,14 @@ struct RequestOptions {
     std::optional<Mode> mode;
     std::optional<StrategyKind> strategy;
     bool dry_run = false;
+    bool refuse_pinned = false;  // Request::refuse_pinned
 };
 
 // The options of HoldCpus: a hold's change is always atomic and never a dry run.
 struct HoldOptions {
     std::optional<StrategyKind> strategy;
     bool restore = true;
+    bool refuse_pinned = false;
 };
 
 // The options of ApplyProfile and RevertProfile: the offline part is always atomic, the
@@ -39,6 +41,7 @@ struct HoldOptions {
 struct ProfileOptions {
     std::optional<StrategyKind> strategy;
     bool dry_run = false;
+    bool refuse_pinned = false;  // for the offline part
 };
 
 // Bad options: what() names the option and what was wrong (input quoted through
@@ -49,12 +52,12 @@ public:
 };
 
 // Known keys: mode (s: kModeNames), strategy (s: kStrategyNames),
-// dry_run (b). Unknown keys, wrong types, bad values, a key given twice and more than
-// kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
+// dry_run (b), refuse_pinned (b). Unknown keys, wrong types, bad values, a key given twice and more
+// than kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
 RequestOptions decode_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), restore (b); otherwise as decode_options().
+// Known keys: strategy (s), restore (b), refuse_pinned (b); otherwise as decode_options().
 HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), dry_run (b); otherwise as decode_options().
+// Known keys: strategy (s), dry_run (b), refuse_pinned (b); otherwise as decode_options().
 ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries);
 
 // Checks HoldCpus's `who` (1-64 bytes) and `why` (at most 256 bytes): printable text, no

@@ -10,6 +10,7 @@
 
 #include "cpuset.h"
 #include "enums.h"
+#include "pinned.h"
 
 namespace cpuhpd {
 
@@ -23,6 +24,8 @@ struct Request {
     Mode mode = Mode::Atomic;
     StrategyKind strategy = StrategyKind::Auto;
     bool dry_run = false;
+    // Going offline: refuse (RefusalKind::Pinned) rather than leave a task without a CPU.
+    bool refuse_pinned = false;
     std::string caller;  // for logs: bus name or "cpuctl"
 };
 
@@ -58,6 +61,9 @@ struct RequestResult {
     std::vector<CpuResult> cpus;            // one per requested CPU, ascending
     Outcome outcome = Outcome::Ok;
     std::optional<Refusal> refusal;  // set when the request was refused at batch time
+    // Going offline: what this request's CPUs leave without a CPU, read before the first
+    // write (with the whole batch's CPUs gone).
+    Pinned pinned;
 };
 
 // Derives the request outcome from its per-CPU results.

@@ -45,7 +45,8 @@ Daemon::Daemon(Config config)
                [](const std::string& problem) { log::warning(problem); }),
       memory_(config_.state_dir / "topology.cache"),
       runner_(
-          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine),
+          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine,
+          config_.proc_root),
       progress_throttle_(kProgressInterval) {
     if (const auto problem = memory_.load()) {
         log::warning("ignoring the topology cache: " + *problem);

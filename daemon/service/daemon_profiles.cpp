@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "batch_phases.h"
 #include "daemon.h"
 #include "log.h"
 #include "state_file.h"
@@ -112,6 +113,9 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
             log_result(*result);
             auto& cpus = run->result.cpus;
             cpus.insert(cpus.end(), result->cpus.begin(), result->cpus.end());
+            if (result->action == Action::Offline) {
+                run->result.pinned = result->pinned;
+            }
             if (result->refusal || result->outcome != Outcome::Ok) {
                 run->result.outcome = Outcome::Partial;
                 // Atomic: nothing of it stayed offline.
@@ -166,6 +170,16 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                                          : plan_revert(*active, state);
         const ProfileTransition& t = run->result.transition;
         std::vector<Request> requests;
+        if (ask.dry_run || ask.refuse_pinned) {
+            // Refused here, before the online part: the caller gets Error.Pinned and nothing
+            // changes. The offline batch checks again when it starts.
+            const CpuSet leaving = t.to_offline & state.online;
+            run->result.pinned =
+                scan_pinned(config_.proc_root, leaving, (state.online | t.to_online) - leaving);
+            Request offline;
+            offline.refuse_pinned = ask.refuse_pinned;
+            refuse_if_pinned(offline, leaving, run->result.pinned);
+        }
         if (!ask.dry_run) {
             // Back online first (best-effort: what can come back, does), then offline in one
             // atomic batch: it is taken whole or not at all.
@@ -182,6 +196,7 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                 request.mask = "profile " + run->result.name + ": " + cpus.to_string();
                 request.mode = mode;
                 request.strategy = ask.strategy.value_or(StrategyKind::Auto);
+                request.refuse_pinned = ask.refuse_pinned && action == Action::Offline;
                 request.caller = ask.caller;
                 requests.push_back(std::move(request));
             }

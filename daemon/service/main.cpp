@@ -27,6 +27,7 @@ namespace {
 struct Options {
     std::optional<std::string> config;
     std::optional<std::string> sysfs_root;
+    std::optional<std::string> proc_root;
     std::optional<std::string> state_dir;
     std::optional<std::string> bus;
     std::optional<int> coalesce_ms;
@@ -44,6 +45,9 @@ void fail(const std::string& message) {
 bool apply(const Options& options, cpuhpd::Config& config) {
     if (options.sysfs_root) {
         config.sysfs_root = *options.sysfs_root;
+    }
+    if (options.proc_root) {
+        config.proc_root = *options.proc_root;
     }
     if (options.state_dir) {
         config.state_dir = *options.state_dir;
@@ -66,6 +70,7 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     }
     config.sysfs_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.sysfs_root));
     config.state_dir = cpuhpd::normalize_directory(std::filesystem::absolute(config.state_dir));
+    config.proc_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.proc_root));
     return true;
 }
 
@@ -78,6 +83,9 @@ int main(int argc, char** argv) {
     app.add_option("--config", options.config,
                    "Config file (default " CPUHPD_DEFAULT_CONFIG ", which may be missing)");
     app.add_option("--sysfs-root", options.sysfs_root, "Where sysfs is mounted (default /sys)");
+    app.add_option("--proc-root", options.proc_root,
+                   "Where procfs is mounted, for the tasks and IRQs pinned to CPUs going "
+                   "offline (default /proc)");
     app.add_option("--state-dir", options.state_dir,
                    "Runtime state directory (default /run/cpuhpd)");
     app.add_option("--bus", options.bus, "system, session or a D-Bus address (default system)");

@@ -43,6 +43,23 @@ std::vector<ManagerAdaptor::ResultEntry> to_dbus(const std::vector<CpuResult>& c
     return entries;
 }
 
+// The summary's pinned_tasks and pinned_irqs, a(uss) each.
+void add_pinned(ManagerAdaptor::Summary& summary, const Pinned& pinned) {
+    using Entry = sdbus::Struct<uint32_t, std::string, std::string>;
+    std::vector<Entry> tasks;
+    tasks.reserve(pinned.tasks.size());
+    for (const auto& task : pinned.tasks) {
+        tasks.emplace_back(static_cast<uint32_t>(task.tid), task.comm, task.cpus.to_string());
+    }
+    std::vector<Entry> irqs;
+    irqs.reserve(pinned.irqs.size());
+    for (const auto& irq : pinned.irqs) {
+        irqs.emplace_back(static_cast<uint32_t>(irq.irq), irq.name, irq.cpus.to_string());
+    }
+    summary[dbus::kSummaryPinnedTasks] = sdbus::Variant(tasks);
+    summary[dbus::kSummaryPinnedIrqs] = sdbus::Variant(irqs);
+}
+
 ManagerAdaptor::Summary summary_of(const RequestResult& result) {
     ManagerAdaptor::Summary summary;
     summary[dbus::kSummaryAction] = sdbus::Variant(to_string(result.action));
@@ -56,6 +73,9 @@ ManagerAdaptor::Summary summary_of(const RequestResult& result) {
     std::vector<uint32_t> order(result.order.begin(), result.order.end());
     summary[dbus::kSummaryOrder] = sdbus::Variant(order);
     summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(result.outcome));
+    if (result.action == Action::Offline) {
+        add_pinned(summary, result.pinned);
+    }
     return summary;
 }
 
@@ -346,6 +366,7 @@ void ManagerAdaptor::HoldCpus(
         ask.change = ask_for(*action, std::move(mask));
         ask.change.options.mode = Mode::Atomic;
         ask.change.options.strategy = hold_options.strategy;
+        ask.change.options.refuse_pinned = hold_options.refuse_pinned;
         ask.change.caller = caller();
         ask.who = std::move(who);
         ask.why = std::move(why);
@@ -416,6 +437,7 @@ void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const
                 summary[dbus::kSummaryDryRun] = sdbus::Variant(done.dry_run);
                 summary[dbus::kSummaryDurationUs] =
                     sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
+                add_pinned(summary, done.pinned);
                 reply->returnResults(to_dbus(done.cpus), summary);
             });
         });
@@ -439,6 +461,7 @@ void ManagerAdaptor::ApplyProfile(ChangeResult&& result, std::string name,
         ask.name = std::move(name);
         ask.dry_run = parsed.dry_run;
         ask.strategy = parsed.strategy;
+        ask.refuse_pinned = parsed.refuse_pinned;
         profile_change(std::move(result), std::move(ask), "ApplyProfile");
     });
 }

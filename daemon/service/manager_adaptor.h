@@ -52,6 +52,7 @@ struct ProfileAsk {
     std::string name;  // empty: revert the profile in force
     bool dry_run = false;
     std::optional<StrategyKind> strategy;
+    bool refuse_pinned = false;  // for the offline part (Request::refuse_pinned)
     std::string caller;
 };
 // What applying or reverting a profile did.
@@ -63,6 +64,7 @@ struct ProfileDone {
     Outcome outcome = Outcome::Ok;
     bool dry_run = false;
     std::chrono::microseconds duration{0};
+    Pinned pinned;  // what the offline part leaves without a CPU (or would: dry run)
 };
 using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli-test.sh CPUCTL CPUHPD SOURCE_DIR: the command lines that need no bus and no daemon:
-# --version, usage without a command, --help's command list and examples, and
-# cpuhpd --check-config in both spellings. Each check names itself when it fails.
+# --version, usage without a command, --help's command list and examples, which commands
+# take --refuse-pinned, and cpuhpd --check-config in both spellings. Each check names itself
+# when it fails.
 set -uo pipefail
 cpuctl=$1 cpuhpd=$2 src=$3
 version=$(sed -n 's/^project(cpuhpd VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
@@ -65,6 +66,18 @@ run "cpuctl --help" 0 "$cpuctl" --help && {
         has "cpuctl --help has an example of $c" out "^ +cpuctl (--json )?$c( |\$)"
     done
 }
+
+# --refuse-pinned: on the commands that may take CPUs offline, with its help; not on online
+# or profile revert (a usage error before any bus is opened).
+for c in "offline" "plan" "smt" "profile apply"; do
+    # shellcheck disable=SC2086
+    run "cpuctl $c --help" 0 "$cpuctl" $c --help &&
+        has "cpuctl $c --help offers --refuse-pinned" out \
+            "--refuse-pinned +refuse \(nothing changed\) when a task would lose every CPU it may run on"
+done
+run "cpuctl online --refuse-pinned" 2 "$cpuctl" online 4 --refuse-pinned &&
+    has "cpuctl online --refuse-pinned" err "refuse-pinned"
+run "cpuctl profile revert --refuse-pinned" 2 "$cpuctl" profile revert --refuse-pinned
 
 # cpuhpd --check-config: positional, --config, and a bad file (with its line and key).
 cat >"$tmp/good.yaml" <<'YAML'

@@ -29,4 +29,20 @@ if [[ $got != "$want" ]]; then
     echo "FAIL: selectors '$got', expected '$want'"
     exit 1
 fi
+# The options each command offers: _arguments stubbed to set the state and print its specs,
+# `words` as compsys leaves it after '*:: :->args' (the command first).
+offers() {
+    zsh -f -c '
+      _arguments() { if [[ $1 == -C ]]; then state=args; return 0; fi; print -r -- "$@" }
+      source "$1"
+      words=(${=2})
+      _cpuctl' zsh "$file" "$1" | grep -q -- "$2"
+}
+for w in "offline 4-7" "plan offline" "smt off" "profile apply lean"; do
+    offers "$w" '--refuse-pinned\[' || { echo "FAIL: '$w' does not offer --refuse-pinned"; exit 1; }
+done
+for w in "online 4-7" "profile revert" "cancel"; do
+    offers "$w" '--refuse-pinned' && { echo "FAIL: '$w' offers --refuse-pinned"; exit 1; }
+done
+offers "offline 4-7" '--dry-run\[' || { echo "FAIL: 'offline' does not offer --dry-run"; exit 1; }
 echo "zsh completion: parses, selectors $got"

@@ -181,7 +181,7 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
         EXPECT_EQ(std::string(error.what()),
                   file.string() +
                       ":2: key 'nope': unknown key (known: sysfs_root, "
-                      "bus, state_dir, log_level, protected_cpus, "
+                      "proc_root, bus, state_dir, log_level, protected_cpus, "
                       "min_online, coalesce_ms, expedite, default_mode, "
                       "max_queued_requests, recovery, on_stop, profiles)");
     }

@@ -23,10 +23,13 @@ TEST(CpuctlExitCodes, RefusalsOfTheInputAreUsageErrors) {
 }
 
 TEST(CpuctlExitCodes, OtherErrorsAreFailures) {
+    // Busy, Held and Pinned (refuse_pinned, a task would lose every CPU): the machine's
+    // state, not the input, refused the request.
     for (const char* name :
-         {"org.cpuhpd1.Error.Busy", "org.cpuhpd1.Error.KernelError",
-          "org.freedesktop.DBus.Error.AccessDenied", "org.freedesktop.DBus.Error.ServiceUnknown",
-          "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.NoServer", ""}) {
+         {"org.cpuhpd1.Error.Busy", "org.cpuhpd1.Error.Held", "org.cpuhpd1.Error.Pinned",
+          "org.cpuhpd1.Error.KernelError", "org.freedesktop.DBus.Error.AccessDenied",
+          "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NoReply",
+          "org.freedesktop.DBus.Error.NoServer", ""}) {
         EXPECT_EQ(exit_code_for_error(name), 1) << name;
     }
 }

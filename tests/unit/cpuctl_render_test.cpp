@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "render_json.h"
@@ -31,7 +32,8 @@ TEST(CpuctlRenderJson, BatchHasTheContractShape) {
         R"("dry_run":false,"batch_id":7,"duration_us":1234567,"outcome":"ok",)"
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":6,"result":"changed","error":"","message":"offline"},)"
-        R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}]})");
+        R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}],)"
+        R"("pinned_tasks":[],"pinned_irqs":[]})");
 }
 
 TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
@@ -41,7 +43,47 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     r.dry_run = true;
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
-              R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[]})");
+              R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
+              R"("pinned_tasks":[],"pinned_irqs":[]})");
+}
+
+TEST(CpuctlRenderJson, BatchListsEveryPinnedTaskAndIrq) {
+    BatchReply r = sample_reply();
+    r.cpus.clear();
+    r.pinned_tasks = {{812, "sleep", "8-15"}, {900, "a\"b\\x1b", "4"}};
+    r.pinned_irqs = {{42, "eth0-rx-3,eth0-tx-3", "6"}, {43, "", "7"}};
+    const std::string j = batch_json(r);
+    EXPECT_NE(j.find(R"("cpus":[],"pinned_tasks":[{"tid":812,"comm":"sleep","cpus":"8-15"},)"
+                     R"({"tid":900,"comm":"a\"b\\x1b","cpus":"4"}],)"
+                     R"("pinned_irqs":[{"irq":42,"name":"eth0-rx-3,eth0-tx-3","cpus":"6"},)"
+                     R"({"irq":43,"name":"","cpus":"7"}]})"),
+              std::string::npos)
+        << j;
+    // All of them, not the first kMaxPinnedShown as in the table.
+    r.pinned_tasks.assign(kMaxPinnedShown + 5, PinnedTask{1, "t", "1"});
+    const std::string many = batch_json(r);
+    std::size_t tids = 0;
+    for (auto at = many.find(R"("tid":)"); at != std::string::npos;
+         at = many.find(R"("tid":)", at + 1)) {
+        ++tids;
+    }
+    EXPECT_EQ(tids, kMaxPinnedShown + 5);
+}
+
+TEST(CpuctlRenderJson, ProfileHasPinnedArrays) {
+    ProfileReply r;
+    r.profile = "lean";
+    r.outcome = "ok";
+    EXPECT_EQ(profile_json(r),
+              R"({"profile":"lean","offline":"","online":"","taken":"","active":"",)"
+              R"("outcome":"ok","dry_run":false,"duration_us":0,"cpus":[],)"
+              R"("pinned_tasks":[],"pinned_irqs":[]})");
+    r.pinned_tasks = {{812, "sleep", "8-15"}};
+    r.pinned_irqs = {{43, "", "7"}};
+    EXPECT_NE(profile_json(r).find(R"("pinned_tasks":[{"tid":812,"comm":"sleep","cpus":"8-15"}],)"
+                                   R"("pinned_irqs":[{"irq":43,"name":"","cpus":"7"}]})"),
+              std::string::npos)
+        << profile_json(r);
 }
 
 TEST(CpuctlRenderJson, StringsAreEscaped) {
@@ -155,6 +197,82 @@ TEST(CpuctlRenderTable, DryRunShowsStrategyAndOrder) {
               "strategy: per-cpu\n"
               "order:    7,6,4\n"
               "offline 4,6-7: dry run, 3 to change with strategy per-cpu, order 7,6,4\n");
+}
+
+TEST(CpuctlRenderTable, PinnedAfterTheSummary) {
+    BatchReply r = sample_reply();
+    r.pinned_tasks = {{812, "sleep", "8-15"}};
+    r.pinned_irqs = {{42, "eth0-rx-3,eth0-tx-3", "6"}, {43, "", "7"}};
+    std::ostringstream out;
+    render_batch_table(out, r);
+    EXPECT_EQ(out.str(),
+              "CPU  RESULT     ERROR  MESSAGE\n"
+              "4    changed    -      offline\n"
+              "6    changed    -      offline\n"
+              "7    unchanged  -      already offline\n"
+              "offline 4,6-7: 2 changed, 1 unchanged in 1.234 s (strategy per-cpu, batch 7)\n"
+              "pinned: task 812 (sleep) on CPU 8-15\n"
+              "pinned: irq 42 (eth0-rx-3,eth0-tx-3) on CPU 6\n"
+              "pinned: irq 43 on CPU 7\n");
+}
+
+TEST(CpuctlRenderTable, PinnedInADryRun) {
+    BatchReply r = sample_reply();
+    r.dry_run = true;
+    r.cpus.clear();
+    r.pinned_tasks = {{812, "sleep", "4"}};
+    std::ostringstream out;
+    render_batch_table(out, r);
+    EXPECT_EQ(out.str(),
+              "strategy: per-cpu\n"
+              "order:    7,6,4\n"
+              "offline 4,6-7: dry run, 3 to change with strategy per-cpu, order 7,6,4\n"
+              "pinned: task 812 (sleep) on CPU 4\n");
+}
+
+TEST(CpuctlRenderTable, PinnedNamesAreEscaped) {
+    std::ostringstream out;
+    // A terminal escape, a newline and UTF-8 (a task may name itself anything), and a name
+    // the daemon escaped already, which stays as it is.
+    render_pinned(out, {{7, "\x1b[31mred\nx", "1"}, {8, "caf\xc3\xa9", "2"}, {9, "a\\x1bb", "3"}},
+                  {{5, "bad\tirq", "0"}});
+    EXPECT_EQ(out.str(),
+              "pinned: task 7 (\\x1b[31mred\\x0ax) on CPU 1\n"
+              "pinned: task 8 (caf\\xc3\\xa9) on CPU 2\n"
+              "pinned: task 9 (a\\x1bb) on CPU 3\n"
+              "pinned: irq 5 (bad\\x09irq) on CPU 0\n");
+}
+
+TEST(CpuctlRenderTable, PinnedListsAreCut) {
+    std::vector<PinnedTask> tasks;
+    for (std::uint32_t tid = 100; tid < 100 + kMaxPinnedShown + 3; ++tid) {
+        tasks.push_back({tid, "worker", "8-15"});
+    }
+    std::vector<PinnedIrq> irqs;
+    for (std::uint32_t irq = 1; irq <= kMaxPinnedShown + 1; ++irq) {
+        irqs.push_back({irq, "", "9"});
+    }
+    std::ostringstream out;
+    render_pinned(out, tasks, irqs);
+    const std::string text = out.str();
+    EXPECT_EQ(kMaxPinnedShown, 32u);
+    EXPECT_NE(text.find("pinned: task 131 (worker) on CPU 8-15\n"
+                        "pinned: ... and 3 more tasks\n"
+                        "pinned: irq 1 on CPU 9\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("pinned: task 132 "), std::string::npos) << text;
+    EXPECT_TRUE(text.ends_with("pinned: irq 32 on CPU 9\npinned: ... and 1 more irq\n")) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 * 32 + 2);
+
+    std::ostringstream exact;  // exactly the limit: no "more" line
+    tasks.resize(kMaxPinnedShown);
+    render_pinned(exact, tasks, {});
+    EXPECT_EQ(exact.str().find("more"), std::string::npos);
+
+    std::ostringstream none;
+    render_pinned(none, {}, {});
+    EXPECT_EQ(none.str(), "");
 }
 
 TEST(CpuctlRenderTable, Status) {

@@ -34,12 +34,13 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     for (const char* error : {kErrorInvalidArgs, kErrorAccessDenied}) {
         EXPECT_TRUE(mentions(xml, error)) << error;
     }
-    for (const char* key : {kOptionMode, kOptionStrategy, kOptionDryRun, kOptionRestore}) {
+    for (const char* key :
+         {kOptionMode, kOptionStrategy, kOptionDryRun, kOptionRestore, kOptionRefusePinned}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\"")) << key;
     }
-    for (const char* key :
-         {kSummaryAction, kSummaryMask, kSummaryMode, kSummaryStrategy, kSummaryDryRun,
-          kSummaryBatchId, kSummaryDurationUs, kSummaryOrder, kSummaryOutcome}) {
+    for (const char* key : {kSummaryAction, kSummaryMask, kSummaryMode, kSummaryStrategy,
+                            kSummaryDryRun, kSummaryBatchId, kSummaryDurationUs, kSummaryOrder,
+                            kSummaryOutcome, kSummaryPinnedTasks, kSummaryPinnedIrqs}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\" ")) << key;
     }
     for (const char* property :

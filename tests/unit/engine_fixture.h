@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "batch_runner.h"
+#include "fake_proc.h"
 #include "fake_sysfs.h"
 #include "journal.h"
 #include "machine.h"
@@ -16,12 +17,13 @@ namespace cpuhpd::test {
 struct FakeMachine {
     explicit FakeMachine(FakeTopology topo = {}, EngineSettings s = {})
         : fs(topo),
+          proc(fs.root() / "fake-proc"),
           paths(fs.root()),
           writer(fs),
           memory(fs.root() / "topology.cache"),
           settings(std::move(s)) {
         runner = std::make_unique<BatchRunner>(
-            paths, writer, journal, [this] { return state(); }, settings);
+            paths, writer, journal, [this] { return state(); }, settings, proc.root());
     }
     MachineState state() { return read_machine(paths, memory); }
 
@@ -37,6 +39,7 @@ struct FakeMachine {
     }
 
     FakeSysfs fs;
+    FakeProc proc;  // the runner's proc_root: empty until a test adds tasks or IRQs
     SysfsPaths paths;
     FakeKernelWriter writer;
     TopologyMemory memory;

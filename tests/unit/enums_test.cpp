@@ -33,7 +33,7 @@ TEST(EnumNames, EveryValueHasOneName) {
         {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
          RefusalKind::TooFewOnline, RefusalKind::NotSupported, RefusalKind::Busy,
          RefusalKind::KernelError, RefusalKind::NoSuchBatch, RefusalKind::Held,
-         RefusalKind::NoSuchHold, RefusalKind::NoSuchProfile});
+         RefusalKind::NoSuchHold, RefusalKind::NoSuchProfile, RefusalKind::Pinned});
     expect_complete(kCpuOutcomeNames,
                     {CpuOutcome::Changed, CpuOutcome::Unchanged, CpuOutcome::Failed,
                      CpuOutcome::RolledBack, CpuOutcome::Refused, CpuOutcome::Cancelled});

@@ -128,9 +128,9 @@ TEST(ServiceOptionDecoding, WithoutAMessageTheMapIsDecoded) {
 
 TEST(ServiceOptionDecoding, UnknownKeysAreRefusedNamingThem) {
     EXPECT_EQ(error_of({{"force", sdbus::Variant(true)}}),
-              "unknown option 'force' (known: mode, strategy, dry_run)");
+              "unknown option 'force' (known: mode, strategy, dry_run, refuse_pinned)");
     EXPECT_EQ(error_of({{"Mode", sdbus::Variant(std::string("atomic"))}}),
-              "unknown option 'Mode' (known: mode, strategy, dry_run)");
+              "unknown option 'Mode' (known: mode, strategy, dry_run, refuse_pinned)");
 }
 
 TEST(ServiceOptionDecoding, WrongVariantTypesAreRefusedNamingTheTypeSent) {

@@ -47,6 +47,17 @@ std::uint64_t CallResult::u64(const std::string& key) const {
     return 0;
 }
 
+std::optional<std::vector<NumberedEntry>> CallResult::entries(const std::string& key) const {
+    auto it = summary.find(key);
+    if (it == summary.end()) {
+        return std::nullopt;
+    }
+    if (auto* v = std::get_if<std::vector<NumberedEntry>>(&it->second)) {
+        return *v;
+    }
+    return std::nullopt;
+}
+
 std::vector<std::uint32_t> CallResult::order() const {
     auto it = summary.find("order");
     if (it == summary.end()) {
@@ -94,6 +105,14 @@ static std::string variant_text(const Variant& v) {
             std::string s = "[";
             for (std::size_t i = 0; i < a.size(); ++i) {
                 s += (i ? ",\"" : "\"") + a[i] + "\"";
+            }
+            return s + "]";
+        }
+        std::string operator()(const std::vector<NumberedEntry>& a) const {
+            std::string s = "[";
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                s += (i ? ",(" : "(") + std::to_string(a[i].number) + ",\"" + a[i].name + "\"," +
+                     a[i].cpus + ")";
             }
             return s + "]";
         }
@@ -227,6 +246,22 @@ int read_vardict(sd_bus_message* m, std::map<std::string, Variant>& out) {
                 std::free(*p);
             }
             std::free(strv);
+            v = a;
+        } else if (sig == "a(uss)") {
+            std::vector<NumberedEntry> a;
+            if ((r = sd_bus_message_enter_container(m, 'a', "(uss)")) < 0) {
+                return r;
+            }
+            std::uint32_t number = 0;
+            const char* name = nullptr;
+            const char* cpus = nullptr;
+            while ((r = sd_bus_message_read(m, "(uss)", &number, &name, &cpus)) > 0) {
+                a.push_back({number, name, cpus});
+            }
+            if (r < 0) {
+                return r;
+            }
+            r = sd_bus_message_exit_container(m);
             v = a;
         } else {
             r = sd_bus_message_skip(m, sig.c_str());

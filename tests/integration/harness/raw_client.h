@@ -30,8 +30,17 @@ struct CpuResult {
     std::string message;
 };
 
-using Variant = std::variant<std::monostate, std::string, bool, std::uint64_t, std::uint32_t,
-                             std::int32_t, std::vector<std::uint32_t>, std::vector<std::string>>;
+// One (uss) entry: the summary's pinned_tasks (tid, comm, cpus) and pinned_irqs.
+struct NumberedEntry {
+    std::uint32_t number = 0;
+    std::string name;
+    std::string cpus;
+    bool operator==(const NumberedEntry&) const = default;
+};
+
+using Variant =
+    std::variant<std::monostate, std::string, bool, std::uint64_t, std::uint32_t, std::int32_t,
+                 std::vector<std::uint32_t>, std::vector<std::string>, std::vector<NumberedEntry>>;
 
 struct CallResult {
     bool ok = false;
@@ -43,6 +52,8 @@ struct CallResult {
     std::string str(const std::string& key) const;  // "" when absent or not a string
     std::uint64_t u64(const std::string& key) const;
     std::vector<std::uint32_t> order() const;
+    // An a(uss) entry of the summary; nullopt when absent or of another type.
+    std::optional<std::vector<NumberedEntry>> entries(const std::string& key) const;
     std::optional<CpuResult> result_for(unsigned cpu) const;
     std::set<unsigned> cpus() const;
     std::string describe() const;

@@ -38,7 +38,7 @@ test::FakeTopology integration_topology() {
 
 }  // namespace
 
-World::World() : tree_(integration_topology(), tmp_.path() / "sys") {
+World::World() : tree_(integration_topology(), tmp_.path() / "sys"), proc_(tmp_.path() / "proc") {
     fs::create_directories(tmp_.path() / "state");
 }
 
@@ -70,7 +70,8 @@ void World::start_daemon(const DaemonConfig& config) {
     std::vector<std::string> argv{
         CPUHPD_BIN,    "--bus",       bus_.address(),        "--sysfs-root",
         tree_.root(),  "--state-dir", tmp_.path() / "state", "--config",
-        conf.string(), "--log-level", config.log_level};
+        conf.string(), "--log-level", config.log_level,      "--proc-root",
+        proc_.root()};
     if (config.uevent_socket) {
         argv.push_back("--uevent-socket");
         argv.push_back(uevent_socket_path());

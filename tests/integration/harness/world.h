@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "child.h"
+#include "fake_proc.h"
 #include "fake_sysfs.h"
 #include "private_bus.h"
 #include "temp_dir.h"
@@ -44,6 +45,8 @@ public:
 
     const std::filesystem::path& dir() const { return tmp_.path(); }
     test::FakeSysfs& tree() { return tree_; }
+    // The daemon's --proc-root: no tasks and no IRQs until a test adds them.
+    test::FakeProc& proc() { return proc_; }
     const std::string& bus_address() const { return bus_.address(); }
 
     // Starts dbus-daemon and waits (bounded) for its printed address. With `project_policy`
@@ -84,6 +87,7 @@ private:
 
     TempDir tmp_;
     test::FakeSysfs tree_;
+    test::FakeProc proc_;
     PrivateBus bus_;
     Child daemon_;
     unsigned runs_ = 0;

@@ -1,0 +1,186 @@
+#include "pinned.h"
+
+#include <gtest/gtest.h>
+
+#include "batch_phases.h"
+#include "engine_fixture.h"
+#include "fake_proc.h"
+
+namespace cpuhpd::test {
+namespace {
+
+std::vector<unsigned> tids(const Pinned& p) {
+    std::vector<unsigned> out;
+    for (const auto& t : p.tasks)
+        out.push_back(t.tid);
+    return out;
+}
+
+std::vector<unsigned> irqs(const Pinned& p) {
+    std::vector<unsigned> out;
+    for (const auto& i : p.irqs)
+        out.push_back(i.irq);
+    return out;
+}
+
+struct PinnedScan : ::testing::Test {
+    FakeMachine m;  // for its temporary directory
+    FakeProc& proc = m.proc;
+};
+
+TEST_F(PinnedScan, KeepsUserThreadsWhoseAffinityHasNoCpuLeftOnline) {
+    proc.add_task(100, 100, "only-leaving", "8-11");
+    proc.add_task(100, 101, "worker", "9");
+    proc.add_task(200, 200, "one-stays", "7-8");
+    proc.add_task(300, 300, "elsewhere", "1-3");
+    proc.add_task(400, 400, "kworker/8:1", "8", true);
+    const Pinned p = scan_pinned(proc.root(), CpuSet::range(8, 15), CpuSet::range(0, 7));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{100, 101}));
+    ASSERT_EQ(p.tasks.size(), 2u);
+    EXPECT_EQ(p.tasks[0].comm, "only-leaving");
+    EXPECT_EQ(p.tasks[0].cpus, CpuSet::range(8, 11));
+}
+
+TEST_F(PinnedScan, AffinityOnCpusAlreadyOfflineCountsAsNoCpu) {
+    // CPU 12 is offline already (neither leaving nor staying): a task allowed on 11-12 has
+    // nowhere to go once 11 leaves.
+    proc.add_task(10, 10, "tail", "11-12");
+    const Pinned p = scan_pinned(proc.root(), CpuSet::single(11), CpuSet::range(0, 10));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{10}));
+    // Nothing leaving that it may use: not ours to report.
+    EXPECT_TRUE(scan_pinned(proc.root(), CpuSet::single(5), CpuSet::range(0, 4)).tasks.empty());
+}
+
+TEST_F(PinnedScan, CommWithParenthesesSpacesAndControlBytesIsParsedAndEscaped) {
+    proc.add_task(7, 7, "a) (b\x1b", "9");
+    const Pinned p = scan_pinned(proc.root(), CpuSet::single(9), CpuSet::range(0, 8));
+    ASSERT_EQ(p.tasks.size(), 1u);
+    EXPECT_EQ(p.tasks[0].comm, "a) (b\\x1b");
+}
+
+TEST_F(PinnedScan, IrqsWithTheirActionNames) {
+    proc.add_irq(24, "9", {"virtio0-input.0"});
+    proc.add_irq(25, "8-9", {"eth0", "eth0-shared"});
+    proc.add_irq(26, "0-15", {"timer"});
+    proc.add_irq(27, "10");
+    const Pinned p = scan_pinned(proc.root(), CpuSet::range(8, 11), CpuSet::range(0, 7));
+    EXPECT_EQ(irqs(p), (std::vector<unsigned>{24, 25, 27}));
+    ASSERT_EQ(p.irqs.size(), 3u);
+    EXPECT_EQ(p.irqs[0].name, "virtio0-input.0");
+    EXPECT_EQ(p.irqs[1].name, "eth0,eth0-shared");
+    EXPECT_EQ(p.irqs[2].name, "");
+    EXPECT_EQ(p.irqs[1].cpus, CpuSet::range(8, 9));
+}
+
+TEST_F(PinnedScan, UnreadableOrMalformedEntriesAreSkippedNotFatal) {
+    proc.add_task(1, 1, "good", "9");
+    std::filesystem::create_directories(proc.root() / "2" / "task" / "2");  // ended meanwhile
+    proc.add_task(3, 3, "bad", "9-x");
+    std::filesystem::create_directories(proc.root() / "self");
+    proc.add_irq(5, "garbage");
+    const Pinned p = scan_pinned(proc.root(), CpuSet::single(9), CpuSet::range(0, 8));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{1}));
+    EXPECT_TRUE(p.irqs.empty());
+    EXPECT_TRUE(scan_pinned("", CpuSet::single(9), {}).tasks.empty());
+    EXPECT_TRUE(scan_pinned(proc.root() / "missing", CpuSet::single(9), {}).tasks.empty());
+}
+
+TEST(PinnedNarrow, KeepsWhatTheSmallerChangeStillStrands) {
+    Pinned all;
+    all.tasks = {{1, "a", CpuSet::range(8, 9)}, {2, "b", CpuSet::single(12)}};
+    all.irqs = {{30, "x", CpuSet::single(12)}};
+    // Only 8-9 leave; 12 stays online.
+    const Pinned p = narrow_pinned(all, CpuSet::range(8, 9), CpuSet::range(0, 7) | set({12}));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{1}));
+    EXPECT_TRUE(p.irqs.empty());
+}
+
+TEST(PinnedDescribe, NamesTheFirstFourThenCounts) {
+    std::vector<PinnedTask> tasks;
+    for (unsigned i = 1; i <= 6; ++i)
+        tasks.push_back({i, "t" + std::to_string(i), CpuSet::single(9)});
+    EXPECT_EQ(describe_pinned_tasks(tasks),
+              "task 1 (t1) on CPU 9, task 2 (t2) on CPU 9, task 3 (t3) on CPU 9, task 4 (t4) on "
+              "CPU 9 and 2 more");
+}
+
+// --- through the runner: the report of a real batch and of a dry run, refuse_pinned ---
+
+TEST(PinnedBatch, AnOfflineResultListsWhatItsCpusStrand) {
+    FakeMachine m;
+    m.proc.add_task(500, 500, "pinned", "12-13");
+    m.proc.add_task(501, 501, "free", "0-15");
+    m.proc.add_irq(40, "13", {"nic"});
+    auto a = m.request(Action::Offline, set({12}));
+    auto b = m.request(Action::Offline, set({13}));
+    const auto out = m.runner->run(1, {a, b});
+    ASSERT_EQ(out.results.size(), 2u);
+    // Both requests of the batch take a CPU of task 500 away: each says so.
+    EXPECT_EQ(tids(out.results[0].pinned), (std::vector<unsigned>{500}));
+    EXPECT_EQ(tids(out.results[1].pinned), (std::vector<unsigned>{500}));
+    EXPECT_TRUE(out.results[0].pinned.irqs.empty());
+    EXPECT_EQ(irqs(out.results[1].pinned), (std::vector<unsigned>{40}));
+    EXPECT_FALSE(m.fs.online().contains(12));
+    EXPECT_FALSE(m.fs.online().contains(13));
+}
+
+TEST(PinnedBatch, RefusePinnedRefusesOnlyTheRequestThatStrandsATaskAndTouchesNothingOfIt) {
+    FakeMachine m;
+    m.proc.add_task(500, 500, "pinned", "12-13");
+    auto other = m.request(Action::Offline, set({4}));
+    auto strict = m.request(Action::Offline, set({12, 13}));
+    strict.refuse_pinned = true;
+    const auto out = m.runner->run(1, {other, strict});
+    ASSERT_TRUE(out.results[1].refusal);
+    EXPECT_EQ(out.results[1].refusal->kind(), RefusalKind::Pinned);
+    EXPECT_NE(std::string(out.results[1].refusal->what()).find("task 500 (pinned) on CPU 12-13"),
+              std::string::npos)
+        << out.results[1].refusal->what();
+    EXPECT_EQ(result_for(out.results[1], 12).outcome, CpuOutcome::Refused);
+    EXPECT_TRUE(m.fs.online().contains(12));
+    EXPECT_TRUE(m.fs.online().contains(13));
+    EXPECT_FALSE(m.fs.online().contains(4));
+    EXPECT_FALSE(out.results[0].refusal);
+}
+
+TEST(PinnedBatch, RefusePinnedLetsThroughAChangeThatLeavesEachTaskACpu) {
+    FakeMachine m;
+    m.proc.add_task(500, 500, "pinned", "12-13");
+    auto half = m.request(Action::Offline, set({12}));
+    half.refuse_pinned = true;
+    const auto out = m.runner->run(1, {half});
+    EXPECT_FALSE(out.results[0].refusal);
+    EXPECT_TRUE(out.results[0].pinned.tasks.empty());
+    EXPECT_FALSE(m.fs.online().contains(12));
+}
+
+TEST(PinnedBatch, OnlineRequestsAreNotScanned) {
+    FakeMachine m;
+    m.fs.set_online(12, false);
+    m.proc.add_task(500, 500, "pinned", "12");
+    auto up = m.request(Action::Online, set({12}));
+    up.refuse_pinned = true;
+    const auto out = m.runner->run(1, {up});
+    EXPECT_FALSE(out.results[0].refusal);
+    EXPECT_TRUE(out.results[0].pinned.tasks.empty());
+}
+
+TEST(PinnedBatch, ADryRunListsAndRefusesAsTheBatchWould) {
+    FakeMachine m;
+    m.proc.add_task(500, 500, "pinned", "8-15");
+    auto plan = m.request(Action::Offline, CpuSet::range(8, 15));
+    plan.dry_run = true;
+    const RequestResult r = m.runner->dry_run(plan, m.state());
+    EXPECT_EQ(tids(r.pinned), (std::vector<unsigned>{500}));
+    plan.refuse_pinned = true;
+    try {
+        m.runner->dry_run(plan, m.state());
+        ADD_FAILURE() << "no refusal";
+    } catch (const Refusal& refusal) {
+        EXPECT_EQ(refusal.kind(), RefusalKind::Pinned);
+    }
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
+}
+
+}  // namespace
+}  // namespace cpuhpd::test
