@@ -200,6 +200,16 @@ std::vector<Model> pinned(const Dict& summary, const char* key) {
     return out;
 }
 
+// The summary's "partitions" (a(sss)); absent, none.
+std::vector<PartitionChange> partitions(const Dict& summary) {
+    using Entries = std::vector<sdbus::Struct<std::string, std::string, std::string>>;
+    std::vector<PartitionChange> out;
+    for (const auto& entry : field<Entries>(summary, cpuhpd::dbus::kSummaryPartitions)) {
+        out.push_back(to_model<PartitionChange>(entry));
+    }
+    return out;
+}
+
 BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     using namespace cpuhpd::dbus;
     BatchReply r;
@@ -217,6 +227,7 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     }
     r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
     r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
+    r.partitions = partitions(summary);
     return r;
 }
 
@@ -233,6 +244,9 @@ Dict to_options(const BatchOptions& o) {
     }
     if (o.refuse_pinned) {
         d[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
+    }
+    if (o.force) {
+        d[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
     }
     return d;
 }
@@ -326,6 +340,9 @@ HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progr
         }
         if (request.refuse_pinned) {
             options[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
+        }
+        if (request.force) {
+            options[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
         }
         const auto state = request.method == BatchMethod::Online ? cpuhpd::Action::Online
                                                                  : cpuhpd::Action::Offline;
@@ -457,6 +474,9 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         if (options.refuse_pinned) {
             dict[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
         }
+        if (options.force) {
+            dict[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
+        }
         if (name.empty()) {
             proxy_->RevertProfile(dict);
         } else {
@@ -484,6 +504,7 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         }
         r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
         r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
+        r.partitions = partitions(summary);
         return r;
     } catch (const sdbus::Error& e) {
         rethrow(e);

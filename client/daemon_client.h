@@ -39,6 +39,10 @@ enum class BatchMethod {
 // The help of --refuse-pinned (offline, plan, smt, profile apply).
 inline constexpr const char* kRefusePinnedHelp =
     "refuse (nothing changed) when a task would lose every CPU it may run on";
+// The help of --force (the same commands).
+inline constexpr const char* kForceHelp =
+    "let a cgroup cpuset partition lose every CPU (the kernel invalidates it) instead of "
+    "refusing";
 
 // Options of Offline, Online, SetSmt and ApplyProfile/RevertProfile; unset ones are left out
 // so the daemon's defaults apply.
@@ -49,6 +53,7 @@ struct BatchOptions {
     // "refuse_pinned": refuse (Error.Pinned, nothing changed) when a task would lose every
     // CPU of its affinity.
     bool refuse_pinned = false;
+    bool force = false;  // "force": a cpuset partition may lose every CPU
 };
 
 // HoldCpus's options and names.
@@ -60,6 +65,7 @@ struct HoldRequest {
     std::optional<std::string> strategy;
     bool restore = true;
     bool refuse_pinned = false;  // as in BatchOptions
+    bool force = false;          // as in BatchOptions
 };
 
 // A hold cpuctl got: it lasts while `fd` is open (closed with this object) or until released.

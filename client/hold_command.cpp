@@ -43,6 +43,7 @@ int run_held(DaemonClient& client, const HoldRequest& request,
     std::cerr << "cpuctl: hold " << grant.id() << ": " << batch_summary_line(grant.change())
               << '\n';
     render_pinned(std::cerr, grant.change().pinned_tasks, grant.change().pinned_irqs);
+    render_partitions(std::cerr, grant.change().partitions);
     std::cerr.flush();
     const int status = run_command(command);
     try {

@@ -62,6 +62,7 @@ struct Args {
     std::string strategy;
     bool dry_run = false;
     bool refuse_pinned = false;
+    bool force = false;
     std::uint64_t batch_id = 0;
     bool no_wait = false;
     std::uint64_t hold_id = 0;
@@ -111,6 +112,7 @@ void add_batch_options(CLI::App* sub, Args& a, bool with_dry_run, bool with_refu
     }
     if (with_refuse_pinned) {
         sub->add_flag("--refuse-pinned", a.refuse_pinned, cpuctl::kRefusePinnedHelp);
+        sub->add_flag("--force", a.force, cpuctl::kForceHelp);
     }
 }
 
@@ -368,6 +370,7 @@ int main(int argc, char** argv) {
         }
         options.dry_run = a.dry_run;
         options.refuse_pinned = a.refuse_pinned;
+        options.force = a.force;
 
         cpuctl::ProgressLine progress(
             label, !a.json && !a.dry_run && cpuctl::ProgressLine::stderr_is_terminal());
@@ -386,6 +389,7 @@ int main(int argc, char** argv) {
             request.strategy = options.strategy;
             request.restore = !a.no_restore;
             request.refuse_pinned = a.refuse_pinned;
+            request.force = a.force;
             return cpuctl::run_held(client, request, a.command, on_progress,
                                     [&progress] { progress.clear(); });
         }

@@ -36,6 +36,14 @@ struct PinnedIrq {
     std::string cpus;  // its affinity, a cpulist
 };
 
+// One entry of the summary's "partitions" (a(sss)): a cgroup cpuset partition the change
+// shrank or gave CPUs back to.
+struct PartitionChange {
+    std::string path;    // below the cgroup root
+    std::string before;  // cpuset.cpus, a cpulist
+    std::string after;
+};
+
 // Results and summary of one Offline, Online or SetSmt call.
 struct BatchReply {
     std::string action;  // offline, online
@@ -51,6 +59,7 @@ struct BatchReply {
     // Whenever CPUs go offline (and in dry runs); empty when the summary has none (online).
     std::vector<PinnedTask> pinned_tasks;
     std::vector<PinnedIrq> pinned_irqs;
+    std::vector<PartitionChange> partitions;
 };
 
 // What `cpuctl cancel` learned: the batch Cancel named and, when it waited for the batch's
@@ -126,6 +135,7 @@ struct ProfileReply {
     // As in BatchReply: what the CPUs the profile takes offline leave without a CPU.
     std::vector<PinnedTask> pinned_tasks;
     std::vector<PinnedIrq> pinned_irqs;
+    std::vector<PartitionChange> partitions;
 };
 
 // A D-Bus error (from the daemon, the bus or the connection), or a usage error.

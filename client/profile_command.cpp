@@ -35,6 +35,7 @@ void add_profile_command(CLI::App& app, ProfileCommand& c) {
         sub->add_flag("--dry-run", c.dry_run, "say what would change, change nothing");
     }
     c.apply->add_flag("--refuse-pinned", c.refuse_pinned, kRefusePinnedHelp);
+    c.apply->add_flag("--force", c.force, kForceHelp);
 }
 
 int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json) {
@@ -51,6 +52,7 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
     BatchOptions options;
     options.dry_run = c.dry_run || c.show->parsed();
     options.refuse_pinned = c.refuse_pinned && c.apply->parsed();
+    options.force = c.force && c.apply->parsed();
     if (!c.strategy.empty()) {
         options.strategy = c.strategy;
     }
@@ -70,6 +72,7 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
         render_cpu_rows(std::cout, reply.cpus);
         std::cout << profile_summary_line(reply) << '\n';
         render_pinned(std::cout, reply.pinned_tasks, reply.pinned_irqs);
+        render_partitions(std::cout, reply.partitions);
         std::cout.flush();
     }
     return exit_code_for_outcome(reply.outcome);

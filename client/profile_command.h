@@ -19,6 +19,7 @@ struct ProfileCommand {
     std::string strategy;
     bool dry_run = false;
     bool refuse_pinned = false;  // apply only
+    bool force = false;          // apply only
 };
 
 // Adds the commands to `app`; `command` must outlive the parse.

@@ -37,6 +37,14 @@ Json pinned_irqs_json(const std::vector<PinnedIrq>& irqs) {
     return arr;
 }
 
+Json partitions_json(const std::vector<PartitionChange>& changes) {
+    Json arr = Json::array();
+    for (const auto& c : changes) {
+        arr.push_back({{"path", c.path}, {"before", c.before}, {"after", c.after}});
+    }
+    return arr;
+}
+
 }  // namespace
 
 std::string batch_json(const BatchReply& r) {
@@ -52,7 +60,8 @@ std::string batch_json(const BatchReply& r) {
               {"order", r.order},
               {"cpus", std::move(cpus)},
               {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
-              {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)}};
+              {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)},
+              {"partitions", partitions_json(r.partitions)}};
     return dump(j);
 }
 
@@ -137,7 +146,8 @@ std::string profile_json(const ProfileReply& r) {
                      {"duration_us", r.duration_us},
                      {"cpus", cpus_json(r.cpus)},
                      {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
-                     {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)}});
+                     {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)},
+                     {"partitions", partitions_json(r.partitions)}});
 }
 
 std::string error_json(const ErrorInfo& e) {

@@ -161,6 +161,14 @@ void render_batch_table(std::ostream& out, const BatchReply& reply) {
     render_cpu_rows(out, reply.cpus);
     out << batch_summary_line(reply) << '\n';
     render_pinned(out, reply.pinned_tasks, reply.pinned_irqs);
+    render_partitions(out, reply.partitions);
+}
+
+void render_partitions(std::ostream& out, const std::vector<PartitionChange>& changes) {
+    for (const auto& c : changes) {
+        out << "partition " << escaped_name(c.path) << ": CPU " << one_line(c.before) << " -> "
+            << one_line(c.after.empty() ? "-" : c.after) << '\n';
+    }
 }
 
 void render_pinned(std::ostream& out, const std::vector<PinnedTask>& tasks,

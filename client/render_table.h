@@ -22,6 +22,8 @@ void render_batch_table(std::ostream& out, const BatchReply& reply);
 inline constexpr std::size_t kMaxPinnedShown = 32;
 void render_pinned(std::ostream& out, const std::vector<PinnedTask>& tasks,
                    const std::vector<PinnedIrq>& irqs);
+// "partition /rt: CPU 8-15 -> 8-11", one line per cgroup cpuset partition changed.
+void render_partitions(std::ostream& out, const std::vector<PartitionChange>& changes);
 
 // The per-CPU table alone (nothing when there are no CPUs).
 void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus);

@@ -86,15 +86,15 @@ _cpuctl() {
     local words=
     if [[ $cur == -* ]]; then
         case $cmd in
-        offline) words="$batch --dry-run --refuse-pinned --who --why --no-restore -- $global" ;;
+        offline) words="$batch --dry-run --refuse-pinned --force --who --why --no-restore -- $global" ;;
         online) words="$batch --dry-run --who --why --no-restore -- $global" ;;
-        smt) words="$batch --dry-run --refuse-pinned $global" ;;
-        plan) words="$batch --refuse-pinned $global" ;;
+        smt) words="$batch --dry-run --refuse-pinned --force $global" ;;
+        plan) words="$batch --refuse-pinned --force $global" ;;
         cancel) words="--no-wait $global" ;;
         profile)
             words=$global
             ((nargs >= 1)) && words="--strategy --dry-run $global"
-            [[ $profile_sub == apply ]] && words="--strategy --dry-run --refuse-pinned $global"
+            [[ $profile_sub == apply ]] && words="--strategy --dry-run --refuse-pinned --force $global"
             ;;
         *) words=$global ;;
         esac

@@ -70,6 +70,8 @@ public:
                 config.sysfs_root = path_value(value, key);
             } else if (key == "proc_root") {
                 config.proc_root = path_value(value, key);
+            } else if (key == "cgroup_root") {
+                config.cgroup_root = path_value(value, key);
             } else if (key == "bus") {
                 config.bus = nonempty_string(value, key);
             } else if (key == "state_dir") {
@@ -95,13 +97,19 @@ public:
                 config.on_stop = named(value, key, kStopPolicyNames);
             } else if (key == "profiles") {
                 config.profiles = profiles(value, key);
+            } else if (key == "power_profiles") {
+                power_profiles_ = value;  // checked below, against every profile
             } else {
                 fail(key_node, key,
-                     "unknown key (known: sysfs_root, proc_root, bus, state_dir, log_level, "
+                     "unknown key (known: sysfs_root, proc_root, cgroup_root, bus, state_dir, "
+                     "log_level, "
                      "protected_cpus, "
                      "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
-                     "recovery, on_stop, profiles)");
+                     "recovery, on_stop, profiles, power_profiles)");
             }
+        }
+        if (power_profiles_) {
+            config.power_profiles = power_profiles(power_profiles_, "power_profiles", config);
         }
         return config;
     }
@@ -287,8 +295,53 @@ private:
         return result;
     }
 
+    // power_profiles: {ppd profile: cpuhpd profile or none}; read after the whole document,
+    // since `profiles` may come after it.
+    std::map<std::string, std::string> power_profiles(const YAML::Node& value,
+                                                      const std::string& key,
+                                                      const Config& config) {
+        std::map<std::string, std::string> result;
+        if (value.IsNull()) {
+            return result;
+        }
+        if (!value.IsMap()) {
+            fail(value, key,
+                 "expected a mapping of power-profiles-daemon profiles (power-saver, balanced, "
+                 "performance) to profile names or none");
+        }
+        for (const auto& entry : value) {
+            const YAML::Node& name_node = entry.first;
+            line_hint_ = line_of(name_node);
+            if (!name_node.IsScalar() || name_node.Scalar().empty()) {
+                fail(name_node, key, "expected a power-profiles-daemon profile name");
+            }
+            const std::string name = name_node.Scalar();
+            const std::string full = key + "." + escape_excerpt(name);
+            if (result.count(name) != 0) {
+                fail(name_node, full, "duplicate power profile");
+            }
+            const std::string target = nonempty_string(entry.second, full);
+            if (target == "none") {
+                result.emplace(name, "");
+                continue;
+            }
+            if (config.profiles.count(target) == 0) {
+                std::string known;
+                for (const auto& [profile, unused] : config.profiles) {
+                    known += ", " + profile;
+                }
+                fail(entry.second, full,
+                     "no profile '" + escape_excerpt(target) + "' in 'profiles' (known: none" +
+                         known + ")");
+            }
+            result.emplace(name, target);
+        }
+        return result;
+    }
+
     std::filesystem::path name_;
     int line_hint_ = 0;  // line of the key being read, for values without a position
+    YAML::Node power_profiles_;
 };
 
 }  // namespace

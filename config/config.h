@@ -22,6 +22,9 @@ struct Config {
     std::filesystem::path sysfs_root = "/sys";
     // Where the tasks and IRQs pinned to CPUs going offline are read (pinned.h).
     std::filesystem::path proc_root = "/proc";
+    // Where cgroup v2 is mounted: the cpuset partitions shrunk and restored around batches
+    // (partitions.h).
+    std::filesystem::path cgroup_root = "/sys/fs/cgroup";
     std::string bus = "system";  // "system", "session" or a D-Bus address
     std::filesystem::path state_dir = "/run/cpuhpd";
     std::string log_level = "info";  // debug, info, warning, error
@@ -31,6 +34,10 @@ struct Config {
     StopPolicy on_stop = StopPolicy::Cancel;  // the batch in flight at SIGTERM
     EngineSettings engine;
     std::map<std::string, Profile> profiles;
+    // power-profiles-daemon's ActiveProfile ("power-saver", ...) -> the name of a profile in
+    // `profiles`, or "" (the word `none` in the file): revert the profile in force. Empty: the
+    // daemon does not watch power-profiles-daemon.
+    std::map<std::string, std::string> power_profiles;
 };
 
 // Reads and validates the file. Unknown keys, wrong types and bad values throw ConfigError

@@ -44,6 +44,9 @@ inline constexpr const char* kOptionRestore = "restore";
 // Offline, SetSmt and ApplyProfile take this boolean: refuse (Error.Pinned) when a task
 // would lose every CPU of its affinity.
 inline constexpr const char* kOptionRefusePinned = "refuse_pinned";
+// ... and this boolean: let a cgroup cpuset partition lose every CPU (the kernel invalidates
+// it) instead of refusing with Error.EmptyPartition.
+inline constexpr const char* kOptionForce = "force";
 
 // Keys of the summary dictionary (a{sv}) of their replies. "action" is a name of
 // kActionNames, "mode" of kModeNames, "strategy" of kStrategyNames, "outcome" of
@@ -62,6 +65,9 @@ inline constexpr const char* kSummaryOutcome = "outcome";
 // whose affinity has CPUs going away and none staying online.
 inline constexpr const char* kSummaryPinnedTasks = "pinned_tasks";
 inline constexpr const char* kSummaryPinnedIrqs = "pinned_irqs";
+// a(sss): the cgroup cpuset partitions the change shrank or gave CPUs back to (path below the
+// cgroup root, cpuset.cpus before, after); for a dry run, the shrinks it would make.
+inline constexpr const char* kSummaryPartitions = "partitions";
 
 // The states SetSmt accepts.
 inline constexpr const char* kSmtOn = "on";

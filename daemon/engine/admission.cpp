@@ -20,6 +20,7 @@ Request resolve(const ChangeAsk& ask, const MachineState& machine, const EngineS
     request.mode = ask.options.mode.value_or(settings.default_mode);
     request.dry_run = ask.options.dry_run;
     request.refuse_pinned = ask.options.refuse_pinned;
+    request.force = ask.options.force;
     request.caller = ask.caller;
     StrategyKind default_strategy = StrategyKind::Auto;
     if (ask.smt_siblings) {

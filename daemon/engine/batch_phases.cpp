@@ -124,8 +124,27 @@ void refuse_if_pinned(const Request& request, const CpuSet& leaving, const Pinne
                   leaving);
 }
 
+void refuse_if_emptied(const Request& request, const CpuSet& mine, const CpuSet& leaving,
+                       const CpuSet& online, const std::vector<Partition>& partitions) {
+    if (request.force) {
+        return;
+    }
+    for (const Partition& p : emptied_partitions(partitions, leaving, online)) {
+        if (p.cpus.intersects(mine)) {
+            throw Refusal(RefusalKind::EmptyPartition,
+                          "taking CPU " + mine.to_string() +
+                              " offline would leave cpuset partition " + p.path + " (" + p.kind +
+                              ", CPU " + p.cpus.to_string() +
+                              ") without an online CPU, and the kernel would invalidate it; "
+                              "nothing was changed (option force allows it)",
+                          mine);
+        }
+    }
+}
+
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
-                 const EngineSettings& settings, const Pinned& pinned) {
+                 const EngineSettings& settings, const Pinned& pinned,
+                 const std::vector<Partition>& partitions) {
     BatchState state;
     state.batch_id = batch_id;
     state.action = requests.empty() ? Action::Offline : requests.front().action;
@@ -144,6 +163,7 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
                 refuse_if_pinned(
                     request, mine,
                     narrow_pinned(pinned, mine, state.before.online - (leaving | mine)));
+                refuse_if_emptied(request, mine, leaving | mine, state.before.online, partitions);
                 leaving |= mine;
             }
             state.accepted.push_back(i);

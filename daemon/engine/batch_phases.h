@@ -96,9 +96,17 @@ RequestResult result_skeleton(const Request& request, std::uint64_t batch_id);
 // Going offline, `pinned` is a scan (pinned.h) for the CPUs of all the requests: each
 // accepted request's result gets the part its CPUs leave without a CPU, and a request with
 // refuse_pinned is refused when it, with the requests accepted before it, would leave a
-// task so.
+// task so. A request that would leave one of `partitions` (cpuset partitions, partitions.h)
+// without a CPU online, with the requests before it, is refused unless it passed force.
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
-                 const EngineSettings& settings, const Pinned& pinned = {});
+                 const EngineSettings& settings, const Pinned& pinned = {},
+                 const std::vector<Partition>& partitions = {});
+
+// Throws Refusal(EmptyPartition) unless `request` passed force, when taking `leaving`
+// (all the CPUs going, `mine` those of this request) would leave a partition meeting `mine`
+// without a CPU online.
+void refuse_if_emptied(const Request& request, const CpuSet& mine, const CpuSet& leaving,
+                       const CpuSet& online, const std::vector<Partition>& partitions);
 
 // Throws Refusal(Pinned) when `request` asked refuse_pinned and `lost` has tasks that its
 // CPUs `leaving` take away.

@@ -32,13 +32,27 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
 
 BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
                          std::function<MachineState()> read_state, const EngineSettings& settings,
-                         std::filesystem::path proc_root)
+                         std::filesystem::path proc_root, std::filesystem::path cgroup_root,
+                         std::filesystem::path partition_ledger)
     : paths_(paths),
       writer_(writer),
       journal_(journal),
       read_state_(std::move(read_state)),
       settings_(settings),
-      proc_root_(std::move(proc_root)) {}
+      proc_root_(std::move(proc_root)),
+      cgroup_root_(std::move(cgroup_root)),
+      ledger_(std::move(partition_ledger)) {}
+
+std::vector<PartitionChange> BatchRunner::settle_partitions(std::optional<std::string>& problem) {
+    problem = ledger_.load();
+    if (cgroup_root_.empty() || ledger_.empty()) {
+        return {};
+    }
+    auto changes = ledger_.plan_restore(cgroup_root_, read_state_().online);
+    apply_partition_changes(changes, cgroup_root_, writer_);
+    ledger_.save();
+    return changes;
+}
 
 RequestResult BatchRunner::dry_run(const Request& request, const MachineState& state) {
     validate(request, state, settings_);
@@ -49,6 +63,9 @@ RequestResult BatchRunner::dry_run(const Request& request, const MachineState& s
     if (request.action == Action::Offline) {
         r.pinned = scan_pinned(proc_root_, plan.to_change, state.online - plan.to_change);
         refuse_if_pinned(request, plan.to_change, r.pinned);
+        const auto partitions = find_partitions(cgroup_root_);
+        refuse_if_emptied(request, plan.to_change, plan.to_change, state.online, partitions);
+        r.partitions = plan_shrink(partitions, plan.to_change, state.online);
     }
     for (unsigned cpu : request.cpus.members()) {
         const bool changes = plan.to_change.contains(cpu);
@@ -65,8 +82,11 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                              const CancelCheck& cancel_requested) {
     const auto started = std::chrono::steady_clock::now();
     MachineState before = read_state_();
+    const bool offline = !requests.empty() && requests.front().action == Action::Offline;
     Pinned pinned;
-    if (!requests.empty() && requests.front().action == Action::Offline) {
+    std::vector<Partition> partitions;
+    if (offline) {
+        partitions = find_partitions(cgroup_root_);
         // One scan for the whole batch, before the first write; admit() gives each request
         // its part.
         CpuSet leaving;
@@ -74,7 +94,8 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
             leaving |= request.cpus & before.online;
         pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
     }
-    BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned);
+    BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
+    std::vector<PartitionChange> partition_changes;
     const bool writes = !state.plan.to_change.empty();
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of
@@ -84,6 +105,15 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         {
             ExpediteWindow window(paths_, writer_, state.plan.expedite);
             state.expedited = window.active();
+            if (offline) {
+                // One write per partition before the first CPU: the kernel then has nothing
+                // of theirs to rework per CPU. Recorded first, so a restart can give back.
+                partition_changes =
+                    plan_shrink(partitions, state.plan.to_change, state.before.online);
+                for (const auto& change : partition_changes)
+                    ledger_.take(change);
+                apply_partition_changes(partition_changes, cgroup_root_, writer_);
+            }
             execute(state, io, progress);
             retry_best_effort(state, io, progress);
             detect_failed_atomic(state);
@@ -92,10 +122,25 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         journal_.end();
     }
     state.final_state = writes ? read_state_() : state.before;
+    if (writes && !cgroup_root_.empty() && !ledger_.empty()) {
+        // CPUs back online (this batch's, or an offline batch's rollback): one write per
+        // partition owed some.
+        auto restores = ledger_.plan_restore(cgroup_root_, state.final_state.online);
+        apply_partition_changes(restores, cgroup_root_, writer_);
+        ledger_.save();
+        partition_changes.insert(partition_changes.end(), restores.begin(), restores.end());
+    }
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
     describe_cpus(state);
 
+    for (std::size_t i : state.accepted) {
+        for (const auto& change : partition_changes) {
+            const CpuSet moved = (change.before - change.after) | (change.after - change.before);
+            if (moved.intersects(state.requests[i].cpus))
+                state.results[i].partitions.push_back(change);
+        }
+    }
     BatchOutput out;
     out.report = report(state);
     out.results = std::move(state.results);

@@ -76,7 +76,8 @@ inline constexpr EnumNames<StrategyKind, 4> kStrategyNames{{
 // hold has the CPUs (holds.h). NoSuchHold: ReleaseHold named a hold that does not exist.
 // NoSuchProfile: ApplyProfile named no profile of the config, or RevertProfile found none
 // in force. Pinned: the request asked refuse_pinned and a task would lose every CPU of its
-// affinity (pinned.h).
+// affinity (pinned.h). EmptyPartition: a cgroup cpuset partition would lose every CPU it
+// has online and the request did not pass force (partitions.h).
 enum class RefusalKind {
     InvalidMask,
     ProtectedCpu,
@@ -89,9 +90,10 @@ enum class RefusalKind {
     Held,
     NoSuchHold,
     NoSuchProfile,
-    Pinned
+    Pinned,
+    EmptyPartition
 };
-inline constexpr EnumNames<RefusalKind, 12> kRefusalNames{{
+inline constexpr EnumNames<RefusalKind, 13> kRefusalNames{{
     {RefusalKind::InvalidMask, "InvalidMask"},
     {RefusalKind::ProtectedCpu, "ProtectedCpu"},
     {RefusalKind::NotHotpluggable, "NotHotpluggable"},
@@ -104,6 +106,7 @@ inline constexpr EnumNames<RefusalKind, 12> kRefusalNames{{
     {RefusalKind::NoSuchHold, "NoSuchHold"},
     {RefusalKind::NoSuchProfile, "NoSuchProfile"},
     {RefusalKind::Pinned, "Pinned"},
+    {RefusalKind::EmptyPartition, "EmptyPartition"},
 }};
 
 // Cancelled: planned, but the batch was cancelled before its turn (never written).

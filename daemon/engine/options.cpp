@@ -61,7 +61,8 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
     RequestOptions parsed;
     decode_entries(entries,
                    std::string(dbus::kOptionMode) + ", " + dbus::kOptionStrategy + ", " +
-                       dbus::kOptionDryRun + ", " + dbus::kOptionRefusePinned,
+                       dbus::kOptionDryRun + ", " + dbus::kOptionRefusePinned + ", " +
+                       dbus::kOptionForce,
                    [&](const OptionEntry& entry, const std::string& key) {
                        if (entry.key == dbus::kOptionMode) {
                            parsed.mode = choice(entry, key, kModeNames);
@@ -71,6 +72,8 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
                            parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
                        } else if (entry.key == dbus::kOptionRefusePinned) {
                            parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionForce) {
+                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
                        } else {
                            return false;
                        }
@@ -83,7 +86,7 @@ HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
     HoldOptions parsed;
     decode_entries(entries,
                    std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionRestore + ", " +
-                       dbus::kOptionRefusePinned,
+                       dbus::kOptionRefusePinned + ", " + dbus::kOptionForce,
                    [&](const OptionEntry& entry, const std::string& key) {
                        if (entry.key == dbus::kOptionStrategy) {
                            parsed.strategy = choice(entry, key, kStrategyNames);
@@ -91,6 +94,8 @@ HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
                            parsed.restore = typed_value<bool>(entry, key, "a boolean (b)");
                        } else if (entry.key == dbus::kOptionRefusePinned) {
                            parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionForce) {
+                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
                        } else {
                            return false;
                        }
@@ -103,7 +108,7 @@ ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries) {
     ProfileOptions parsed;
     decode_entries(entries,
                    std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionDryRun + ", " +
-                       dbus::kOptionRefusePinned,
+                       dbus::kOptionRefusePinned + ", " + dbus::kOptionForce,
                    [&](const OptionEntry& entry, const std::string& key) {
                        if (entry.key == dbus::kOptionStrategy) {
                            parsed.strategy = choice(entry, key, kStrategyNames);
@@ -111,6 +116,8 @@ ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries) {
                            parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
                        } else if (entry.key == dbus::kOptionRefusePinned) {
                            parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
+                       } else if (entry.key == dbus::kOptionForce) {
+                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
                        } else {
                            return false;
                        }

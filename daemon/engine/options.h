@@ -27,6 +27,7 @@ struct RequestOptions {
     std::optional<StrategyKind> strategy;
     bool dry_run = false;
     bool refuse_pinned = false;  // Request::refuse_pinned
+    bool force = false;          // Request::force
 };
 
 // The options of HoldCpus: a hold's change is always atomic and never a dry run.
@@ -34,6 +35,7 @@ struct HoldOptions {
     std::optional<StrategyKind> strategy;
     bool restore = true;
     bool refuse_pinned = false;
+    bool force = false;
 };
 
 // The options of ApplyProfile and RevertProfile: the offline part is always atomic, the
@@ -42,6 +44,7 @@ struct ProfileOptions {
     std::optional<StrategyKind> strategy;
     bool dry_run = false;
     bool refuse_pinned = false;  // for the offline part
+    bool force = false;          // for the offline part
 };
 
 // Bad options: what() names the option and what was wrong (input quoted through
@@ -52,12 +55,15 @@ public:
 };
 
 // Known keys: mode (s: kModeNames), strategy (s: kStrategyNames),
-// dry_run (b), refuse_pinned (b). Unknown keys, wrong types, bad values, a key given twice and more
-// than kMaxOptions entries throw OptionError; nothing is decoded from a refused dictionary.
+// dry_run (b), refuse_pinned (b), force (b). Unknown keys, wrong types, bad values, a key given
+// twice and more than kMaxOptions entries throw OptionError; nothing is decoded from a refused
+// dictionary.
 RequestOptions decode_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), restore (b), refuse_pinned (b); otherwise as decode_options().
+// Known keys: strategy (s), restore (b), refuse_pinned (b), force (b); otherwise as
+// decode_options().
 HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), dry_run (b), refuse_pinned (b); otherwise as decode_options().
+// Known keys: strategy (s), dry_run (b), refuse_pinned (b), force (b); otherwise as
+// decode_options().
 ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries);
 
 // Checks HoldCpus's `who` (1-64 bytes) and `why` (at most 256 bytes): printable text, no

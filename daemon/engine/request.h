@@ -10,6 +10,7 @@
 
 #include "cpuset.h"
 #include "enums.h"
+#include "partitions.h"
 #include "pinned.h"
 
 namespace cpuhpd {
@@ -26,6 +27,9 @@ struct Request {
     bool dry_run = false;
     // Going offline: refuse (RefusalKind::Pinned) rather than leave a task without a CPU.
     bool refuse_pinned = false;
+    // Going offline: let a cgroup cpuset partition lose all its CPUs (the kernel then
+    // invalidates it) instead of refusing (RefusalKind::EmptyPartition).
+    bool force = false;
     std::string caller;  // for logs: bus name or "cpuctl"
 };
 
@@ -64,6 +68,9 @@ struct RequestResult {
     // Going offline: what this request's CPUs leave without a CPU, read before the first
     // write (with the whole batch's CPUs gone).
     Pinned pinned;
+    // The cpuset partitions the batch shrank (offline) or gave CPUs back to (online, and
+    // rollbacks) that hold CPUs of this request; for a dry run, the shrinks it would make.
+    std::vector<PartitionChange> partitions;
 };
 
 // Derives the request outcome from its per-CPU results.

@@ -11,7 +11,9 @@ namespace cpuhpd {
 int FileAttributeWriter::write(const std::filesystem::path& file, const std::string& value) {
     int fd;
     do {
-        fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+        // O_TRUNC as a shell's `>` has it: sysfs and cgroupfs ignore it, and a plain file
+        // (the tests' trees) then holds exactly the value, not the value over a longer one.
+        fd = ::open(file.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         return errno;

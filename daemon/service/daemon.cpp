@@ -46,7 +46,7 @@ Daemon::Daemon(Config config)
       memory_(config_.state_dir / "topology.cache"),
       runner_(
           paths_, writer_, journal_, [this] { return read_state(); }, config_.engine,
-          config_.proc_root),
+          config_.proc_root, config_.cgroup_root, config_.state_dir / "partitions"),
       progress_throttle_(kProgressInterval) {
     if (const auto problem = memory_.load()) {
         log::warning("ignoring the topology cache: " + *problem);
@@ -390,6 +390,24 @@ void Daemon::recover_interrupted_batch() {
     state_ = read_state();
 }
 
+void Daemon::settle_partitions() {
+    std::optional<std::string> problem;
+    for (const auto& change : runner_.settle_partitions(problem)) {
+        const std::string what = "cpuset partition " + change.path + ": gave back CPU " +
+                                 (change.after - change.before).to_string() +
+                                 " taken before a restart";
+        if (change.error != 0) {
+            log::warning(what + " failed: " + errno_name(change.error),
+                         {{"PARTITION", change.path}, {"CPUS", change.after.to_string()}});
+        } else {
+            log::info(what, {{"PARTITION", change.path}, {"CPUS", change.after.to_string()}});
+        }
+    }
+    if (problem) {
+        log::warning("ignoring the partition ledger: " + *problem);
+    }
+}
+
 int Daemon::run() {
     Executor::Observers observers;
     observers.batch_finished = [this](const BatchReport& report) {
@@ -406,6 +424,7 @@ int Daemon::run() {
     };
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
+    settle_partitions();
     load_active_profile();
     executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers), &holds_);
     admission_ = std::make_unique<TaskThread>();
@@ -438,6 +457,16 @@ int Daemon::run() {
         return 1;
     }
     loop_.on_stop_signal([this] { begin_stop(); });
+    if (!config_.power_profiles.empty()) {
+        // Its first read is answered in the loop; its switches are changes like any other.
+        try {
+            power_profiles_ =
+                std::make_unique<PowerProfileFollower>(*connection_, *this, config_.power_profiles);
+        } catch (const sdbus::Error& error) {
+            log::error("cannot follow power-profiles-daemon: " + error.getMessage());
+            return 1;
+        }
+    }
 
     log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
                   " bus; online " + state_.online.to_string() + ", capabilities " +
@@ -452,6 +481,7 @@ int Daemon::run() {
     sd_notify(0, "READY=1\nSTATUS=Serving org.cpuhpd1");
 
     const int code = loop_.run();
+    power_profiles_.reset();  // no switch is started while the daemon winds down
 
     // After a stop signal (begin_stop() said STOPPING=1) the admission thread has finished
     // the batch; after a failure of the loop (the bus went away) the changes waiting to be

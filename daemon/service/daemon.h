@@ -23,6 +23,7 @@
 #include "holds.h"
 #include "journal_file.h"
 #include "manager_adaptor.h"
+#include "power_profile_follower.h"
 #include "progress_throttle.h"
 #include "recovery.h"
 #include "sysfs.h"
@@ -103,12 +104,17 @@ private:
     // after every change.
     void load_active_profile();
     void save_active_profile();
+    // Main thread: tells the power profile follower (soon, from the loop) that the profile
+    // change in progress has ended.
+    void profile_change_ended();
     void log_result(const RequestResult& result) const;
     void on_batch_finished(const BatchReport& report);
     void on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
     void start_uevents();
     // Before the name is taken: undoes a batch the last daemon left unfinished.
     void recover_interrupted_batch();
+    // Then gives cpuset partitions back the online CPUs the last daemon took from them.
+    void settle_partitions();
     // First SIGTERM/SIGINT: let go of the bus name, refuse new changes, cancel the batch in
     // flight (or let it finish: config on_stop) and wait for it on the admission thread
     // while this loop goes on serving; then leave the loop.
@@ -147,6 +153,9 @@ private:
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerAdaptor> adaptor_;
     std::unique_ptr<HoldLinks> hold_links_;  // main thread; needs connection_
+    // Main thread; needs connection_; only with config power_profiles. Told when a profile
+    // change ends (daemon_profiles.cpp).
+    std::unique_ptr<PowerProfileFollower> power_profiles_;
     // Used on the admission thread only, once run() has started it; its worker calls into
     // everything above.
     std::unique_ptr<Executor> executor_;

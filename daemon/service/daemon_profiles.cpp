@@ -61,6 +61,16 @@ void Daemon::save_active_profile() {
     }
 }
 
+void Daemon::profile_change_ended() {
+    // After the caller's reply: the power profile follower's switch that waited for this
+    // change comes next.
+    loop_.post([this] {
+        if (power_profiles_) {
+            power_profiles_->profile_change_ended();
+        }
+    });
+}
+
 void Daemon::apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) {
     if (stopping_) {
         throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
@@ -116,6 +126,9 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
             if (result->action == Action::Offline) {
                 run->result.pinned = result->pinned;
             }
+            auto& partitions = run->result.partitions;
+            partitions.insert(partitions.end(), result->partitions.begin(),
+                              result->partitions.end());
             if (result->refusal || result->outcome != Outcome::Ok) {
                 run->result.outcome = Outcome::Partial;
                 // Atomic: nothing of it stayed offline.
@@ -151,6 +164,7 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
             r.active = active_profile_;
             save_active_profile();
             profile_changing_ = false;
+            profile_change_ended();
             log_profile("profile " + r.name + (reverting ? " reverted" : " applied") + ": " +
                             to_string(r.outcome) + "; offline " +
                             cpus_or_dash(r.transition.to_offline) + ", back online " +
@@ -170,15 +184,23 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                                          : plan_revert(*active, state);
         const ProfileTransition& t = run->result.transition;
         std::vector<Request> requests;
-        if (ask.dry_run || ask.refuse_pinned) {
-            // Refused here, before the online part: the caller gets Error.Pinned and nothing
-            // changes. The offline batch checks again when it starts.
+        {
+            // Refused here, before the online part: the caller gets Error.Pinned or
+            // EmptyPartition and nothing changes. The offline batch checks again when it
+            // starts.
             const CpuSet leaving = t.to_offline & state.online;
             run->result.pinned =
                 scan_pinned(config_.proc_root, leaving, (state.online | t.to_online) - leaving);
             Request offline;
             offline.refuse_pinned = ask.refuse_pinned;
+            offline.force = ask.force;
             refuse_if_pinned(offline, leaving, run->result.pinned);
+            const CpuSet online_then = state.online | t.to_online;
+            const auto partitions = find_partitions(config_.cgroup_root);
+            refuse_if_emptied(offline, leaving, leaving, online_then, partitions);
+            if (ask.dry_run) {
+                run->result.partitions = plan_shrink(partitions, leaving, online_then);
+            }
         }
         if (!ask.dry_run) {
             // Back online first (best-effort: what can come back, does), then offline in one
@@ -197,6 +219,7 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                 request.mode = mode;
                 request.strategy = ask.strategy.value_or(StrategyKind::Auto);
                 request.refuse_pinned = ask.refuse_pinned && action == Action::Offline;
+                request.force = ask.force;
                 request.caller = ask.caller;
                 requests.push_back(std::move(request));
             }
@@ -226,6 +249,7 @@ void Daemon::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
         loop_.post([this, run, error = std::current_exception()] {
             if (!run->result.dry_run) {
                 profile_changing_ = false;
+                profile_change_ended();
             }
             run->waiting = 0;  // nothing was queued: answer with the refusal alone
             run->done(error);

@@ -28,6 +28,7 @@ struct Options {
     std::optional<std::string> config;
     std::optional<std::string> sysfs_root;
     std::optional<std::string> proc_root;
+    std::optional<std::string> cgroup_root;
     std::optional<std::string> state_dir;
     std::optional<std::string> bus;
     std::optional<int> coalesce_ms;
@@ -48,6 +49,9 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     }
     if (options.proc_root) {
         config.proc_root = *options.proc_root;
+    }
+    if (options.cgroup_root) {
+        config.cgroup_root = *options.cgroup_root;
     }
     if (options.state_dir) {
         config.state_dir = *options.state_dir;
@@ -71,6 +75,7 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     config.sysfs_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.sysfs_root));
     config.state_dir = cpuhpd::normalize_directory(std::filesystem::absolute(config.state_dir));
     config.proc_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.proc_root));
+    config.cgroup_root = cpuhpd::normalize_directory(std::filesystem::absolute(config.cgroup_root));
     return true;
 }
 
@@ -86,6 +91,9 @@ int main(int argc, char** argv) {
     app.add_option("--proc-root", options.proc_root,
                    "Where procfs is mounted, for the tasks and IRQs pinned to CPUs going "
                    "offline (default /proc)");
+    app.add_option("--cgroup-root", options.cgroup_root,
+                   "Where cgroup v2 is mounted, for the cpuset partitions shrunk before CPUs go "
+                   "offline and restored when they are back (default /sys/fs/cgroup)");
     app.add_option("--state-dir", options.state_dir,
                    "Runtime state directory (default /run/cpuhpd)");
     app.add_option("--bus", options.bus, "system, session or a D-Bus address (default system)");

@@ -60,6 +60,16 @@ void add_pinned(ManagerAdaptor::Summary& summary, const Pinned& pinned) {
     summary[dbus::kSummaryPinnedIrqs] = sdbus::Variant(irqs);
 }
 
+// The summary's partitions, a(sss): path, cpuset.cpus before and after.
+void add_partitions(ManagerAdaptor::Summary& summary, const std::vector<PartitionChange>& changes) {
+    std::vector<sdbus::Struct<std::string, std::string, std::string>> entries;
+    entries.reserve(changes.size());
+    for (const auto& change : changes) {
+        entries.emplace_back(change.path, change.before.to_string(), change.after.to_string());
+    }
+    summary[dbus::kSummaryPartitions] = sdbus::Variant(entries);
+}
+
 ManagerAdaptor::Summary summary_of(const RequestResult& result) {
     ManagerAdaptor::Summary summary;
     summary[dbus::kSummaryAction] = sdbus::Variant(to_string(result.action));
@@ -76,6 +86,7 @@ ManagerAdaptor::Summary summary_of(const RequestResult& result) {
     if (result.action == Action::Offline) {
         add_pinned(summary, result.pinned);
     }
+    add_partitions(summary, result.partitions);
     return summary;
 }
 
@@ -367,6 +378,7 @@ void ManagerAdaptor::HoldCpus(
         ask.change.options.mode = Mode::Atomic;
         ask.change.options.strategy = hold_options.strategy;
         ask.change.options.refuse_pinned = hold_options.refuse_pinned;
+        ask.change.options.force = hold_options.force;
         ask.change.caller = caller();
         ask.who = std::move(who);
         ask.why = std::move(why);
@@ -438,6 +450,7 @@ void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const
                 summary[dbus::kSummaryDurationUs] =
                     sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
                 add_pinned(summary, done.pinned);
+                add_partitions(summary, done.partitions);
                 reply->returnResults(to_dbus(done.cpus), summary);
             });
         });
@@ -462,6 +475,7 @@ void ManagerAdaptor::ApplyProfile(ChangeResult&& result, std::string name,
         ask.dry_run = parsed.dry_run;
         ask.strategy = parsed.strategy;
         ask.refuse_pinned = parsed.refuse_pinned;
+        ask.force = parsed.force;
         profile_change(std::move(result), std::move(ask), "ApplyProfile");
     });
 }

@@ -53,6 +53,7 @@ struct ProfileAsk {
     bool dry_run = false;
     std::optional<StrategyKind> strategy;
     bool refuse_pinned = false;  // for the offline part (Request::refuse_pinned)
+    bool force = false;          // for the offline part (Request::force)
     std::string caller;
 };
 // What applying or reverting a profile did.
@@ -65,6 +66,7 @@ struct ProfileDone {
     bool dry_run = false;
     std::chrono::microseconds duration{0};
     Pinned pinned;  // what the offline part leaves without a CPU (or would: dry run)
+    std::vector<PartitionChange> partitions;  // shrunk and restored (or would be shrunk)
 };
 using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 

@@ -181,9 +181,9 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
         EXPECT_EQ(std::string(error.what()),
                   file.string() +
                       ":2: key 'nope': unknown key (known: sysfs_root, "
-                      "proc_root, bus, state_dir, log_level, protected_cpus, "
+                      "proc_root, cgroup_root, bus, state_dir, log_level, protected_cpus, "
                       "min_online, coalesce_ms, expedite, default_mode, "
-                      "max_queued_requests, recovery, on_stop, profiles)");
+                      "max_queued_requests, recovery, on_stop, profiles, power_profiles)");
     }
 }
 
@@ -265,6 +265,49 @@ TEST(Config, ProfileMasksAreCheckedAtLoad) {
     const Config ok = parse_config(
         "profiles:\n  night:\n    offline: \"package:1 0-3,8\"\n    smt: \"off\"\n", "test.yaml");
     EXPECT_EQ(ok.profiles.at("night").offline, "package:1 0-3,8");
+}
+
+// Issue 15: power_profiles maps power-profiles-daemon's profiles to profiles or none.
+TEST(Config, PowerProfiles) {
+    const Config config = parse_config(R"(
+power_profiles:
+  power-saver: evacuate
+  balanced: none
+  performance: none
+profiles:
+  evacuate:
+    offline: "package:1"
+)",
+                                       "test.yaml");
+    const std::map<std::string, std::string> expected{
+        {"power-saver", "evacuate"}, {"balanced", ""}, {"performance", ""}};
+    EXPECT_EQ(config.power_profiles, expected);
+    EXPECT_TRUE(parse_config("power_profiles: {}\n", "test.yaml").power_profiles.empty());
+    EXPECT_TRUE(parse_config("power_profiles:\n", "test.yaml").power_profiles.empty());
+    EXPECT_TRUE(parse_config("min_online: 1\n", "test.yaml").power_profiles.empty());
+    // Any non-empty ppd profile name is accepted (a later ppd may offer more).
+    EXPECT_EQ(parse_config("power_profiles:\n  quiet: none\n", "test.yaml").power_profiles.size(),
+              1u);
+
+    EXPECT_EQ(error_of("profiles:\n  evacuate:\n    offline: \"4\"\n  lean:\n    offline: \"5\"\n"
+                       "power_profiles:\n  power-saver: evacuat\n"),
+              "test.yaml:7: key 'power_profiles.power-saver': no profile 'evacuat' in 'profiles' "
+              "(known: none, evacuate, lean)");
+    EXPECT_EQ(error_of("power_profiles:\n  balanced: evacuate\n"),
+              "test.yaml:2: key 'power_profiles.balanced': no profile 'evacuate' in 'profiles' "
+              "(known: none)");
+    EXPECT_EQ(error_of("power_profiles: evacuate\n"),
+              "test.yaml:1: key 'power_profiles': expected a mapping of power-profiles-daemon "
+              "profiles (power-saver, balanced, performance) to profile names or none");
+    EXPECT_EQ(error_of("power_profiles:\n  balanced:\n"),
+              "test.yaml:2: key 'power_profiles.balanced': a value is required");
+    EXPECT_EQ(error_of("power_profiles:\n  balanced: [none]\n"),
+              "test.yaml:2: key 'power_profiles.balanced': expected a single value, not a list "
+              "or mapping");
+    EXPECT_EQ(error_of("power_profiles:\n  \"\": none\n"),
+              "test.yaml:2: key 'power_profiles': expected a power-profiles-daemon profile name");
+    EXPECT_EQ(error_of("power_profiles:\n  balanced: none\n  balanced: none\n"),
+              "test.yaml:3: key 'power_profiles.balanced': duplicate power profile");
 }
 
 // Issue 9: "sysfs_root: /sys/" compared unequal to /sys and turned uevents off silently.

@@ -33,7 +33,7 @@ TEST(CpuctlRenderJson, BatchHasTheContractShape) {
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":6,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}],)"
-        R"("pinned_tasks":[],"pinned_irqs":[]})");
+        R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
 }
 
 TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
@@ -44,7 +44,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
               R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
-              R"("pinned_tasks":[],"pinned_irqs":[]})");
+              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
 }
 
 TEST(CpuctlRenderJson, BatchListsEveryPinnedTaskAndIrq) {
@@ -56,7 +56,7 @@ TEST(CpuctlRenderJson, BatchListsEveryPinnedTaskAndIrq) {
     EXPECT_NE(j.find(R"("cpus":[],"pinned_tasks":[{"tid":812,"comm":"sleep","cpus":"8-15"},)"
                      R"({"tid":900,"comm":"a\"b\\x1b","cpus":"4"}],)"
                      R"("pinned_irqs":[{"irq":42,"name":"eth0-rx-3,eth0-tx-3","cpus":"6"},)"
-                     R"({"irq":43,"name":"","cpus":"7"}]})"),
+                     R"({"irq":43,"name":"","cpus":"7"}],)"),
               std::string::npos)
         << j;
     // All of them, not the first kMaxPinnedShown as in the table.
@@ -77,13 +77,28 @@ TEST(CpuctlRenderJson, ProfileHasPinnedArrays) {
     EXPECT_EQ(profile_json(r),
               R"({"profile":"lean","offline":"","online":"","taken":"","active":"",)"
               R"("outcome":"ok","dry_run":false,"duration_us":0,"cpus":[],)"
-              R"("pinned_tasks":[],"pinned_irqs":[]})");
+              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
     r.pinned_tasks = {{812, "sleep", "8-15"}};
     r.pinned_irqs = {{43, "", "7"}};
     EXPECT_NE(profile_json(r).find(R"("pinned_tasks":[{"tid":812,"comm":"sleep","cpus":"8-15"}],)"
-                                   R"("pinned_irqs":[{"irq":43,"name":"","cpus":"7"}]})"),
+                                   R"("pinned_irqs":[{"irq":43,"name":"","cpus":"7"}],)"),
               std::string::npos)
         << profile_json(r);
+}
+
+TEST(CpuctlRenderJson, PartitionsAreListed) {
+    BatchReply r = sample_reply();
+    r.partitions = {{"/rt", "10-15", "10-11"}};
+    EXPECT_NE(
+        batch_json(r).find(R"("partitions":[{"path":"/rt","before":"10-15","after":"10-11"}]})"),
+        std::string::npos)
+        << batch_json(r);
+}
+
+TEST(CpuctlRenderTable, PartitionsGetALineEach) {
+    std::ostringstream out;
+    render_partitions(out, {{"/rt", "10-15", "10-11"}, {"/iso\x1b", "12", ""}});
+    EXPECT_EQ(out.str(), "partition /rt: CPU 10-15 -> 10-11\npartition /iso\\x1b: CPU 12 -> -\n");
 }
 
 TEST(CpuctlRenderJson, StringsAreEscaped) {

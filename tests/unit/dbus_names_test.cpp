@@ -34,13 +34,14 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     for (const char* error : {kErrorInvalidArgs, kErrorAccessDenied}) {
         EXPECT_TRUE(mentions(xml, error)) << error;
     }
-    for (const char* key :
-         {kOptionMode, kOptionStrategy, kOptionDryRun, kOptionRestore, kOptionRefusePinned}) {
+    for (const char* key : {kOptionMode, kOptionStrategy, kOptionDryRun, kOptionRestore,
+                            kOptionRefusePinned, kOptionForce}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\"")) << key;
     }
-    for (const char* key : {kSummaryAction, kSummaryMask, kSummaryMode, kSummaryStrategy,
-                            kSummaryDryRun, kSummaryBatchId, kSummaryDurationUs, kSummaryOrder,
-                            kSummaryOutcome, kSummaryPinnedTasks, kSummaryPinnedIrqs}) {
+    for (const char* key :
+         {kSummaryAction, kSummaryMask, kSummaryMode, kSummaryStrategy, kSummaryDryRun,
+          kSummaryBatchId, kSummaryDurationUs, kSummaryOrder, kSummaryOutcome, kSummaryPinnedTasks,
+          kSummaryPinnedIrqs, kSummaryPartitions}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\" ")) << key;
     }
     for (const char* property :

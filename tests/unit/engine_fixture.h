@@ -23,9 +23,19 @@ struct FakeMachine {
           memory(fs.root() / "topology.cache"),
           settings(std::move(s)) {
         runner = std::make_unique<BatchRunner>(
-            paths, writer, journal, [this] { return state(); }, settings, proc.root());
+            paths, writer, journal, [this] { return state(); }, settings, proc.root(),
+            cgroup_root(), fs.root() / "partitions.ledger");
     }
     MachineState state() { return read_machine(paths, memory); }
+    // The runner's cgroup root, inside the fake tree (FakeKernelWriter logs its writes):
+    // no partitions until a test adds one.
+    std::filesystem::path cgroup_root() const { return fs.root() / "fake-cgroup"; }
+    void add_partition(const std::string& path, const std::string& kind, const std::string& cpus) {
+        const auto dir = cgroup_root() / path;
+        std::filesystem::create_directories(dir);
+        fs.write("fake-cgroup/" + path + "/cpuset.cpus.partition", kind);
+        fs.write("fake-cgroup/" + path + "/cpuset.cpus", cpus);
+    }
 
     Request request(Action action, const CpuSet& cpus, Mode mode = Mode::Atomic,
                     StrategyKind strategy = StrategyKind::Auto) {

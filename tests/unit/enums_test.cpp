@@ -28,12 +28,12 @@ TEST(EnumNames, EveryValueHasOneName) {
     expect_complete(kExpediteNames, {Expedite::Auto, Expedite::Always, Expedite::Never});
     expect_complete(kStrategyNames, {StrategyKind::Auto, StrategyKind::Bulk, StrategyKind::Smt,
                                      StrategyKind::PerCpu});
-    expect_complete(
-        kRefusalNames,
-        {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
-         RefusalKind::TooFewOnline, RefusalKind::NotSupported, RefusalKind::Busy,
-         RefusalKind::KernelError, RefusalKind::NoSuchBatch, RefusalKind::Held,
-         RefusalKind::NoSuchHold, RefusalKind::NoSuchProfile, RefusalKind::Pinned});
+    expect_complete(kRefusalNames,
+                    {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu,
+                     RefusalKind::NotHotpluggable, RefusalKind::TooFewOnline,
+                     RefusalKind::NotSupported, RefusalKind::Busy, RefusalKind::KernelError,
+                     RefusalKind::NoSuchBatch, RefusalKind::Held, RefusalKind::NoSuchHold,
+                     RefusalKind::NoSuchProfile, RefusalKind::Pinned, RefusalKind::EmptyPartition});
     expect_complete(kCpuOutcomeNames,
                     {CpuOutcome::Changed, CpuOutcome::Unchanged, CpuOutcome::Failed,
                      CpuOutcome::RolledBack, CpuOutcome::Refused, CpuOutcome::Cancelled});

@@ -43,6 +43,10 @@ TEST(Options, DecodesTheKnownKeys) {
     EXPECT_TRUE(decode_options({flag("refuse_pinned", true)}).refuse_pinned);
     EXPECT_TRUE(decode_hold_options({flag("refuse_pinned", true)}).refuse_pinned);
     EXPECT_TRUE(decode_profile_options({flag("refuse_pinned", true)}).refuse_pinned);
+    EXPECT_FALSE(none.force);
+    EXPECT_TRUE(decode_options({flag("force", true)}).force);
+    EXPECT_TRUE(decode_hold_options({flag("force", true)}).force);
+    EXPECT_TRUE(decode_profile_options({flag("force", true)}).force);
     EXPECT_EQ(error_of({text("refuse_pinned", "yes")}),
               "option 'refuse_pinned' must be a boolean (b), not s");
 }
@@ -68,7 +72,7 @@ TEST(Options, TooManyEntriesAreRefusedBeforeAnyIsRead) {
 
 TEST(Options, BadKeysTypesAndValuesAreNamedAndQuotedEscaped) {
     EXPECT_EQ(error_of({text("nope\x1b", "x")}),
-              "unknown option 'nope\\x1b' (known: mode, strategy, dry_run, refuse_pinned)");
+              "unknown option 'nope\\x1b' (known: mode, strategy, dry_run, refuse_pinned, force)");
     EXPECT_EQ(error_of({OptionEntry{"dry_run", std::monostate{}, "u"}}),
               "option 'dry_run' must be a boolean (b), not u");
     EXPECT_EQ(error_of({flag("mode", true)}), "option 'mode' must be a string (s), not b");
@@ -102,16 +106,16 @@ TEST(HoldOptions, DecodeStrategyAndRestore) {
 // A hold's change is atomic and real: mode and dry_run are not options of HoldCpus.
 TEST(HoldOptions, RefuseModeDryRunAndBadValues) {
     EXPECT_EQ(hold_error_of({text("mode", "best-effort")}),
-              "unknown option 'mode' (known: strategy, restore, refuse_pinned)");
+              "unknown option 'mode' (known: strategy, restore, refuse_pinned, force)");
     EXPECT_EQ(hold_error_of({flag("dry_run", true)}),
-              "unknown option 'dry_run' (known: strategy, restore, refuse_pinned)");
+              "unknown option 'dry_run' (known: strategy, restore, refuse_pinned, force)");
     EXPECT_EQ(hold_error_of({text("restore", "yes")}),
               "option 'restore' must be a boolean (b), not s");
     EXPECT_EQ(hold_error_of({flag("restore", true), flag("restore", true)}),
               "option 'restore' is given more than once");
     // And the change options do not know restore.
     EXPECT_EQ(error_of({flag("restore", true)}),
-              "unknown option 'restore' (known: mode, strategy, dry_run, refuse_pinned)");
+              "unknown option 'restore' (known: mode, strategy, dry_run, refuse_pinned, force)");
 }
 
 TEST(HoldOptions, WhoAndWhyArePrintableAndBounded) {

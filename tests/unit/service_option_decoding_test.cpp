@@ -127,10 +127,10 @@ TEST(ServiceOptionDecoding, WithoutAMessageTheMapIsDecoded) {
 }
 
 TEST(ServiceOptionDecoding, UnknownKeysAreRefusedNamingThem) {
-    EXPECT_EQ(error_of({{"force", sdbus::Variant(true)}}),
-              "unknown option 'force' (known: mode, strategy, dry_run, refuse_pinned)");
+    EXPECT_EQ(error_of({{"forced", sdbus::Variant(true)}}),
+              "unknown option 'forced' (known: mode, strategy, dry_run, refuse_pinned, force)");
     EXPECT_EQ(error_of({{"Mode", sdbus::Variant(std::string("atomic"))}}),
-              "unknown option 'Mode' (known: mode, strategy, dry_run, refuse_pinned)");
+              "unknown option 'Mode' (known: mode, strategy, dry_run, refuse_pinned, force)");
 }
 
 TEST(ServiceOptionDecoding, WrongVariantTypesAreRefusedNamingTheTypeSent) {

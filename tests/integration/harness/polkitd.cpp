@@ -52,13 +52,17 @@ std::string Polkitd::unavailable_reason() {
     return {};
 }
 
-void Polkitd::start(const fs::path& dir, const std::string& bus_address, const std::string& rules) {
+void Polkitd::start(const fs::path& dir, const std::string& bus_address, const std::string& rules,
+                    const std::vector<fs::path>& extra_actions) {
     const fs::path actions = dir / "polkit-actions";
     const fs::path rules_dir = dir / "polkit-rules";
     fs::create_directories(actions);
     fs::create_directories(rules_dir);
     const fs::path policy = fs::path(CPUHPD_SOURCE_DIR) / "dbus/org.cpuhpd1.policy";
     write_file(actions / "org.cpuhpd1.policy", read_file(policy));
+    for (const fs::path& file : extra_actions) {
+        write_file(actions / file.filename(), read_file(file));
+    }
     write_file(rules_dir / "50-cpuhpd-test.rules", rules);
     // polkitd may run as its own user: let it read what it needs.
     for (const fs::path& path : {actions, rules_dir}) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "child.h"
 
@@ -20,8 +21,11 @@ public:
     // `bus_address` (as its system bus), and waits (bounded) until it owns
     // org.freedesktop.PolicyKit1. Files and logs go into `dir`. Throws std::runtime_error
     // with polkitd's output when it exits or never appears.
+    // `extra_actions`: more action files (another service's, e.g. power-profiles-daemon's)
+    // to put beside the project's.
     void start(const std::filesystem::path& dir, const std::string& bus_address,
-               const std::string& rules);
+               const std::string& rules,
+               const std::vector<std::filesystem::path>& extra_actions = {});
     void stop() { daemon_.stop(); }
     std::string log() const { return daemon_.out() + daemon_.err(); }
 

@@ -67,11 +67,21 @@ void World::start_daemon(const DaemonConfig& config) {
                          "\n"
                          "coalesce_ms: " +
                          std::to_string(config.coalesce_ms) + "\n" + config.extra_yaml);
-    std::vector<std::string> argv{
-        CPUHPD_BIN,    "--bus",       bus_.address(),        "--sysfs-root",
-        tree_.root(),  "--state-dir", tmp_.path() / "state", "--config",
-        conf.string(), "--log-level", config.log_level,      "--proc-root",
-        proc_.root()};
+    std::vector<std::string> argv{CPUHPD_BIN,
+                                  "--bus",
+                                  bus_.address(),
+                                  "--sysfs-root",
+                                  tree_.root(),
+                                  "--state-dir",
+                                  tmp_.path() / "state",
+                                  "--config",
+                                  conf.string(),
+                                  "--log-level",
+                                  config.log_level,
+                                  "--cgroup-root",
+                                  (tmp_.path() / "cgroup").string(),
+                                  "--proc-root",
+                                  proc_.root()};
     if (config.uevent_socket) {
         argv.push_back("--uevent-socket");
         argv.push_back(uevent_socket_path());

@@ -1,0 +1,176 @@
+#include "partitions.h"
+
+#include <algorithm>
+#include <sstream>
+#include <system_error>
+
+#include "cpulist.h"
+#include "state_file.h"
+
+namespace cpuhpd {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<CpuSet> read_cpus(const fs::path& file) {
+    const auto text = read_attribute(file);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        return parse_cpulist(*text);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// Paths the ledger's line format can hold (and a log can quote): printable, no tab.
+bool plain_path(const std::string& path) {
+    return std::none_of(path.begin(), path.end(),
+                        [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+std::size_t depth(const std::string& path) {
+    return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+}
+
+}  // namespace
+
+std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
+    std::vector<Partition> out;
+    if (cgroup_root.empty()) {
+        return out;
+    }
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(cgroup_root, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        std::error_code type_ec;
+        if (!it->is_directory(type_ec) || it->is_symlink(type_ec)) {
+            continue;
+        }
+        const auto kind = read_attribute(it->path() / "cpuset.cpus.partition");
+        if (!kind || (*kind != "root" && *kind != "isolated")) {
+            continue;  // a member, an invalid partition ("root invalid (...)"), or no cpuset
+        }
+        const auto cpus = read_cpus(it->path() / "cpuset.cpus");
+        const std::string path = "/" + fs::relative(it->path(), cgroup_root).generic_string();
+        if (cpus && plain_path(path)) {
+            out.push_back({path, *kind, *cpus});
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Partition& a, const Partition& b) {
+        return depth(a.path) < depth(b.path);
+    });
+    return out;
+}
+
+std::vector<Partition> emptied_partitions(const std::vector<Partition>& partitions,
+                                          const CpuSet& leaving, const CpuSet& online) {
+    std::vector<Partition> out;
+    for (const auto& p : partitions) {
+        const CpuSet live = p.cpus & online;
+        if (live.intersects(leaving) && live.is_subset_of(leaving)) {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+std::vector<PartitionChange> plan_shrink(const std::vector<Partition>& partitions,
+                                         const CpuSet& leaving, const CpuSet& online) {
+    std::vector<PartitionChange> out;
+    for (auto it = partitions.rbegin(); it != partitions.rend(); ++it) {
+        const CpuSet after = it->cpus - leaving;
+        if (it->cpus.intersects(leaving) && (after & online).count() > 0) {
+            out.push_back({it->path, it->kind, it->cpus, after, 0});
+        }
+    }
+    return out;
+}
+
+PartitionLedger::PartitionLedger(fs::path file) : file_(std::move(file)) {}
+
+std::optional<std::string> PartitionLedger::load() {
+    owed_.clear();
+    if (file_.empty()) {
+        return std::nullopt;
+    }
+    const auto text = read_attribute(file_);
+    if (!text) {
+        return std::nullopt;
+    }
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || line.empty() || line[0] != '/') {
+            owed_.clear();
+            return file_.string() + ": not a partition ledger (line '" + line.substr(0, 64) + "')";
+        }
+        try {
+            owed_[line.substr(0, tab)] |= parse_cpulist(line.substr(tab + 1));
+        } catch (const std::exception& e) {
+            owed_.clear();
+            return file_.string() + ": " + e.what();
+        }
+    }
+    return std::nullopt;
+}
+
+int PartitionLedger::save() const {
+    if (file_.empty()) {
+        return 0;
+    }
+    if (owed_.empty()) {
+        std::error_code ec;
+        fs::remove(file_, ec);
+        return ec ? ec.value() : 0;
+    }
+    std::string text;
+    for (const auto& [path, cpus] : owed_) {
+        text += path + "\t" + cpus.to_string() + "\n";
+    }
+    std::string step;
+    return replace_file(file_, text, step);
+}
+
+int PartitionLedger::take(const PartitionChange& change) {
+    owed_[change.path] |= change.before - change.after;
+    return save();
+}
+
+std::vector<PartitionChange> PartitionLedger::plan_restore(const fs::path& cgroup_root,
+                                                           const CpuSet& online) {
+    std::vector<PartitionChange> out;
+    for (auto it = owed_.begin(); it != owed_.end();) {
+        const CpuSet back = it->second & online;
+        const auto dir = cgroup_root / it->first.substr(1);
+        const auto current = read_cpus(dir / "cpuset.cpus");
+        if (!current) {  // the cgroup is gone: nothing to give back to
+            it = owed_.erase(it);
+            continue;
+        }
+        if (!back.empty()) {
+            const auto kind = read_attribute(dir / "cpuset.cpus.partition");
+            out.push_back({it->first, kind.value_or(""), *current, *current | back, 0});
+            it->second = it->second - back;
+        }
+        it = it->second.empty() ? owed_.erase(it) : std::next(it);
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const PartitionChange& a, const PartitionChange& b) {
+                         return depth(a.path) < depth(b.path);
+                     });
+    return out;
+}
+
+void apply_partition_changes(std::vector<PartitionChange>& changes, const fs::path& cgroup_root,
+                             AttributeWriter& writer) {
+    for (auto& change : changes) {
+        change.error = writer.write(cgroup_root / change.path.substr(1) / "cpuset.cpus",
+                                    change.after.empty() ? "" : change.after.to_string());
+    }
+}
+
+}  // namespace cpuhpd

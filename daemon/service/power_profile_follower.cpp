@@ -1,0 +1,250 @@
+#include "power_profile_follower.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "log.h"
+
+namespace cpuhpd {
+
+namespace {
+
+constexpr const char* kBusService = "org.freedesktop.DBus";
+constexpr const char* kBusPath = "/org/freedesktop/DBus";
+constexpr const char* kPropertiesInterface = "org.freedesktop.DBus.Properties";
+constexpr const char* kActiveProfile = "ActiveProfile";
+
+std::string error_text(const sdbus::Error& error) {
+    return error.getName() + ": " + error.getMessage();
+}
+
+}  // namespace
+
+PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, ManagerBackend& backend,
+                                           std::map<std::string, std::string> mapping)
+    : backend_(backend),
+      mapping_(std::move(mapping)),
+      bus_driver_(sdbus::createProxy(connection, kBusService, kBusPath)),
+      ppd_(sdbus::createProxy(connection, kPowerProfilesService, kPowerProfilesPath)) {
+    // Subscribed before the first read, so no change between the two is missed.
+    owner_changes_ = connection.addMatch(
+        std::string("type='signal',sender='") + kBusService + "',path='" + kBusPath +
+            "',interface='" + kBusService + "',member='NameOwnerChanged',arg0='" +
+            kPowerProfilesService + "'",
+        [this](sdbus::Message& message) {
+            try {
+                std::string name;
+                std::string old_owner;
+                std::string new_owner;
+                message >> name >> old_owner >> new_owner;
+                owner_is(new_owner);
+            } catch (const sdbus::Error& error) {
+                log::warning("power profiles: unreadable NameOwnerChanged: " + error_text(error));
+            }
+        });
+    // No sender in the rule (the bus resolves a well-known sender, sd-bus's own filter would
+    // not): the handler takes the signal only from the connection that owns the name, so
+    // nobody else on the bus can make the daemon take CPUs away.
+    property_changes_ = connection.addMatch(
+        std::string("type='signal',path='") + kPowerProfilesPath + "',interface='" +
+            kPropertiesInterface + "',member='PropertiesChanged',arg0='" + kPowerProfilesInterface +
+            "'",
+        [this](sdbus::Message& message) {
+            if (owner_.empty() || message.getSender() != owner_) {
+                return;
+            }
+            try {
+                std::string interface;
+                std::map<std::string, sdbus::Variant> changed;
+                std::vector<std::string> invalidated;
+                message >> interface >> changed >> invalidated;
+                if (const auto it = changed.find(kActiveProfile); it != changed.end()) {
+                    wanted(it->second.get<std::string>());
+                } else if (std::find(invalidated.begin(), invalidated.end(), kActiveProfile) !=
+                           invalidated.end()) {
+                    read_active_profile();
+                }
+            } catch (const sdbus::Error& error) {
+                log::warning("power profiles: unreadable PropertiesChanged: " + error_text(error));
+            }
+        });
+    std::string names;
+    for (const auto& [ppd, profile] : mapping_) {
+        names += (names.empty() ? "" : ", ") + ppd + " -> " + (profile.empty() ? "none" : profile);
+    }
+    log::info(std::string("following ") + kPowerProfilesService + " (" + names + ")");
+    bus_driver_->callMethodAsync("GetNameOwner")
+        .onInterface(kBusService)
+        .withArguments(std::string(kPowerProfilesService))
+        .uponReplyInvoke(
+            [this, generation = generation_](const sdbus::Error* error, std::string owner) {
+                if (generation != generation_) {
+                    return;  // NameOwnerChanged came first and said more recently who owns it
+                }
+                if (error != nullptr) {
+                    log::info(std::string(kPowerProfilesService) +
+                              " is not on the bus; following it once it appears (" +
+                              error_text(*error) + ")");
+                    return;
+                }
+                owner_is(owner);
+            });
+}
+
+PowerProfileFollower::~PowerProfileFollower() = default;
+
+void PowerProfileFollower::owner_is(const std::string& owner) {
+    if (owner == owner_) {
+        return;
+    }
+    ++generation_;
+    owner_ = owner;
+    if (owner_.empty()) {
+        log::info(std::string(kPowerProfilesService) +
+                  " left the bus; the profile in force stays until it comes back");
+        return;
+    }
+    log::debug(std::string(kPowerProfilesService) + " is owned by " + owner_ +
+               "; reading its ActiveProfile");
+    read_active_profile();
+}
+
+void PowerProfileFollower::read_active_profile() {
+    try {
+        ppd_->callMethodAsync("Get")
+            .onInterface(kPropertiesInterface)
+            .withArguments(std::string(kPowerProfilesInterface), std::string(kActiveProfile))
+            .uponReplyInvoke(
+                [this, generation = generation_](const sdbus::Error* error, sdbus::Variant value) {
+                    if (generation != generation_) {
+                        return;  // another owner since: its own read is on the way
+                    }
+                    try {
+                        if (error != nullptr) {
+                            throw *error;
+                        }
+                        wanted(value.get<std::string>());
+                    } catch (const sdbus::Error& failure) {
+                        log::warning(std::string("cannot read ") + kPowerProfilesService +
+                                     " ActiveProfile: " + error_text(failure));
+                    }
+                });
+    } catch (const sdbus::Error& error) {
+        log::warning(std::string("cannot ask ") + kPowerProfilesService +
+                     " for ActiveProfile: " + error_text(error));
+    }
+}
+
+void PowerProfileFollower::wanted(const std::string& ppd_profile) {
+    if (wanted_ == ppd_profile) {
+        return;  // read again (it came back to the bus) with the same value: nothing new
+    }
+    wanted_ = ppd_profile;
+    const auto it = mapping_.find(ppd_profile);
+    if (it == mapping_.end()) {
+        log::debug("power profile " + ppd_profile + " is not in power_profiles; nothing changes",
+                   {{"POWER_PROFILE", ppd_profile}});
+        return;
+    }
+    log::info("power profile is " + ppd_profile + ": " +
+                  (it->second.empty() ? std::string("no profile") : "profile " + it->second) +
+                  " wanted",
+              {{"POWER_PROFILE", ppd_profile},
+               {"PROFILE", it->second.empty() ? std::string("none") : it->second}});
+    follow();
+}
+
+void PowerProfileFollower::profile_change_ended() {
+    if (waiting_ && !in_flight_) {
+        waiting_ = false;
+        follow();
+    }
+}
+
+void PowerProfileFollower::follow() {
+    if (!wanted_) {
+        return;
+    }
+    if (in_flight_) {
+        waiting_ = true;  // after ours: the done callback below follows again
+        return;
+    }
+    const std::string ppd = *wanted_;
+    const auto it = mapping_.find(ppd);
+    if (it == mapping_.end()) {
+        return;
+    }
+    const std::string target = it->second;
+    const auto active = backend_.active_profile();
+    if (target.empty() ? !active : (active && active->name == target)) {
+        log::debug("power profile " + ppd + ": " +
+                       (active ? "profile " + active->name + " is" : std::string("none is")) +
+                       " in force already",
+                   {{"POWER_PROFILE", ppd}});
+        return;
+    }
+    const std::string name = target.empty() ? active->name : target;
+    const char* verb = target.empty() ? "reverting" : "applying";
+    ProfileAsk ask;
+    ask.name = target;
+    ask.caller = kPowerProfilesCaller;
+    in_flight_ = true;
+    try {
+        backend_.apply_profile(ask, [this, life = std::weak_ptr<int>(life_), ppd, name,
+                                     reverting = target.empty()](ProfileAnswer answer) {
+            if (life.expired()) {
+                return;  // the daemon is stopping and dropped the follower
+            }
+            in_flight_ = false;
+            if (const auto* done = std::get_if<ProfileDone>(&answer)) {
+                log::write(
+                    done->outcome == Outcome::Ok ? log::Level::Info : log::Level::Warning,
+                    "power profile " + ppd + ": profile " + name +
+                        (reverting ? " reverted: " : " applied: ") + to_string(done->outcome) +
+                        "; in force: " + (done->active ? done->active->name : std::string("none")),
+                    {{"POWER_PROFILE", ppd},
+                     {"PROFILE", name},
+                     {"OUTCOME", to_string(done->outcome)}});
+            } else {
+                try {
+                    std::rethrow_exception(std::get<std::exception_ptr>(answer));
+                } catch (const std::exception& error) {
+                    log::warning("power profile " + ppd + ": " +
+                                     (reverting ? "reverting" : "applying") + " profile " + name +
+                                     " refused: " + error.what(),
+                                 {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+                }
+            }
+            // A switch that came meanwhile (the latest one) is followed now.
+            if (waiting_) {
+                waiting_ = false;
+                follow();
+            }
+        });
+        log::info("power profile " + ppd + ": " + verb + " profile " + name,
+                  {{"POWER_PROFILE", ppd}, {"PROFILE", name}, {"CALLER", kPowerProfilesCaller}});
+    } catch (const Refusal& refusal) {
+        in_flight_ = false;
+        if (refusal.kind() == RefusalKind::Busy) {
+            // Another change is running: follow when it ends (profile_change_ended()).
+            waiting_ = true;
+            log::info("power profile " + ppd + ": " + verb + " profile " + name +
+                          " when the change in progress ends (" + refusal.what() + ")",
+                      {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+            return;
+        }
+        log::warning("power profile " + ppd + ": " + verb + " profile " + name +
+                         " refused: " + refusal.what(),
+                     {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+    } catch (const std::exception& error) {
+        in_flight_ = false;
+        log::warning(
+            "power profile " + ppd + ": " + verb + " profile " + name + " failed: " + error.what(),
+            {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+    }
+}
+
+}  // namespace cpuhpd
