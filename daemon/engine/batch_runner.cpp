@@ -143,6 +143,7 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     }
     BatchOutput out;
     out.report = report(state);
+    out.report.partitions = std::move(partition_changes);
     out.results = std::move(state.results);
     return out;
 }

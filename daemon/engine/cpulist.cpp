@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "input.h"
+#include "sysfs.h"
 
 namespace cpuhpd {
 
@@ -351,6 +352,18 @@ std::string format_cpumap(const CpuSet& cpus, unsigned nr_cpus) {
         chunksz = 32;
     }
     return out;
+}
+
+std::optional<CpuSet> read_cpulist_file(const std::filesystem::path& file) {
+    const auto text = read_attribute(file);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        return parse_cpulist(*text);
+    } catch (const MaskError&) {
+        return std::nullopt;
+    }
 }
 
 }  // namespace cpuhpd

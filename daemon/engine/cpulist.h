@@ -2,6 +2,8 @@
 // (bitmap_parse), parsed and formatted exactly as the kernel does.
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -47,6 +49,9 @@ inline bool is_mask_separator(char c) {
 CpuSet parse_cpulist(std::string_view text, std::size_t base_offset = 0,
                      unsigned cpu_bound = kMaxCpus);
 std::string format_cpulist(const CpuSet& cpus);
+// A file holding a cpulist (cpuset.cpus, smp_affinity_list); nullopt when it cannot be read
+// or is not one. For reports that skip what they cannot read.
+std::optional<CpuSet> read_cpulist_file(const std::filesystem::path& file);
 
 // Comma-separated 32-bit hex groups, most significant first: "ff,00000000" (no 0x).
 CpuSet parse_cpumap(std::string_view text, std::size_t base_offset = 0,

@@ -13,18 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<CpuSet> read_cpus(const fs::path& file) {
-    const auto text = read_attribute(file);
-    if (!text) {
-        return std::nullopt;
-    }
-    try {
-        return parse_cpulist(*text);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
 // Paths the ledger's line format can hold (and a log can quote): printable, no tab.
 bool plain_path(const std::string& path) {
     return std::none_of(path.begin(), path.end(),
@@ -53,7 +41,7 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
         if (!kind || (*kind != "root" && *kind != "isolated")) {
             continue;  // a member, an invalid partition ("root invalid (...)"), or no cpuset
         }
-        const auto cpus = read_cpus(it->path() / "cpuset.cpus");
+        const auto cpus = read_cpulist_file(it->path() / "cpuset.cpus");
         const std::string path = "/" + fs::relative(it->path(), cgroup_root).generic_string();
         if (cpus && plain_path(path)) {
             out.push_back({path, *kind, *cpus});
@@ -146,7 +134,7 @@ std::vector<PartitionChange> PartitionLedger::plan_restore(const fs::path& cgrou
     for (auto it = owed_.begin(); it != owed_.end();) {
         const CpuSet back = it->second & online;
         const auto dir = cgroup_root / it->first.substr(1);
-        const auto current = read_cpus(dir / "cpuset.cpus");
+        const auto current = read_cpulist_file(dir / "cpuset.cpus");
         if (!current) {  // the cgroup is gone: nothing to give back to
             it = owed_.erase(it);
             continue;

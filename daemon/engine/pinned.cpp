@@ -44,18 +44,6 @@ std::vector<unsigned> numbered_entries(const fs::path& dir) {
     return out;
 }
 
-std::optional<CpuSet> read_cpulist(const fs::path& file) {
-    const auto text = read_attribute(file);
-    if (!text) {
-        return std::nullopt;
-    }
-    try {
-        return parse_cpulist(*text);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
 // "Cpus_allowed_list:\t0-3" of a status file.
 std::optional<CpuSet> allowed_cpus(const std::string& status) {
     constexpr std::string_view key = "\nCpus_allowed_list:";
@@ -160,7 +148,7 @@ Pinned scan_pinned(const fs::path& proc_root, const CpuSet& leaving, const CpuSe
     const fs::path irqs = proc_root / "irq";
     for (unsigned irq : numbered_entries(irqs)) {
         const fs::path dir = irqs / std::to_string(irq);
-        const auto affinity = read_cpulist(dir / "smp_affinity_list");
+        const auto affinity = read_cpulist_file(dir / "smp_affinity_list");
         if (affinity && pinned_by(*affinity, leaving, staying)) {
             out.irqs.push_back({irq, irq_name(dir), *affinity});
         }

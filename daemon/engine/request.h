@@ -87,6 +87,7 @@ struct BatchReport {
     std::chrono::microseconds duration{0};
     bool expedited = false;
     CpuSet cancelled;  // planned CPUs a cancel left unwritten (empty: not cancelled in time)
+    std::vector<PartitionChange> partitions;  // the cpuset partitions shrunk or given back
 };
 
 }  // namespace cpuhpd

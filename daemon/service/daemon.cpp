@@ -228,6 +228,19 @@ void Daemon::log_result(const RequestResult& result) const {
 }
 
 void Daemon::on_batch_finished(const BatchReport& report) {
+    for (const auto& change : report.partitions) {
+        const std::string text = "batch " + std::to_string(report.batch_id) +
+                                 ": cpuset partition " + change.path + " (" + change.kind +
+                                 "): CPU " + change.before.to_string() + " -> " +
+                                 (change.after.empty() ? "-" : change.after.to_string());
+        log::write(change.error != 0 ? log::Level::Warning : log::Level::Info,
+                   change.error != 0 ? text + " failed: " + errno_name(change.error) + " (" +
+                                           errno_text(change.error) + ")"
+                                     : text,
+                   {{"BATCH_ID", std::to_string(report.batch_id)},
+                    {"PARTITION", change.path},
+                    {"CPUS", change.after.to_string()}});
+    }
     const std::string action = to_string(report.action);
     const std::string strategy = to_string(report.strategy);
     std::string text = "batch " + std::to_string(report.batch_id) + ": " + action + " " +

@@ -36,6 +36,8 @@ TEST_F(PartitionsTest, ShrunkBeforeTheCpusGoAndRestoredWhenTheyReturnAcrossARest
     ASSERT_TRUE(off.ok) << off.describe();
     EXPECT_EQ(partition_cpus(), "3");
     EXPECT_EQ(read_file(ledger()), "/rt\t4-7,12-15\n");
+    EXPECT_TRUE(log_shows(*world_, ": cpuset partition /rt (root): CPU 3-7,12-15 -> 3"))
+        << world_->daemon_log();
 
     // A restarted daemon still owes the CPUs: they come back to the partition with them.
     client_.reset();

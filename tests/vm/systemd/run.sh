@@ -12,7 +12,8 @@
 # --build-dir  where the console log and the guest's root image go (default build/)
 # --show       copy the guest's console to the terminal as it comes
 #
-# The root (mmdebstrap --variant=minbase: systemd, dbus, jq, polkitd and the package's
+# The root (mmdebstrap --variant=minbase: systemd, dbus, jq, polkitd, power-profiles-daemon
+# and the package's
 # dependencies) is cached in $CPUHPD_CACHE/systemd-root/ by its package list; building it
 # needs Debian's archive once. The guest boots it as its initramfs (rdinit= systemd), so
 # it needs no disk and no kernel modules. Exit status: run-guest.sh's (0: every check
@@ -50,7 +51,8 @@ fi
 # alternative, without versions), so dpkg -i finds its dependencies installed.
 depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
     grep -v '^$' | grep -v -x 'default-dbus-system-bus' || true)
-packages=$(printf '%s\n' systemd systemd-sysv dbus jq util-linux polkitd $depends | sort -u | paste -sd, -)
+packages=$(printf '%s\n' systemd systemd-sysv dbus jq util-linux polkitd power-profiles-daemon \
+    $depends | sort -u | paste -sd, -)
 cache="${CPUHPD_CACHE:-/var/cache/cpuhpd}/systemd-root"
 key=$(printf 'bookworm minbase %s\n' "$packages" | sha256sum | cut -c1-16)
 tarball="$cache/bookworm-$key.tar"
