@@ -21,25 +21,6 @@ namespace {
 constexpr const char* kAllAps = "1-15";
 constexpr const char* kNoSuchBatch = "org.cpuhpd1.Error.NoSuchBatch";
 
-// Joins the thread on scope exit, so that a failed assertion never leaves it running.
-struct Join {
-    std::thread& t;
-    ~Join() {
-        if (t.joinable()) {
-            t.join();
-        }
-    }
-};
-
-struct Fd {
-    int fd;
-    ~Fd() {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-    }
-};
-
 class CancelTest : public PinnedBatchTest {
 protected:
     // Starts Offline 1-15 with `options` on its own connection and holds it at cpu12, after

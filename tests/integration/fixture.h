@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/child.h"
@@ -90,6 +91,28 @@ private:
 struct Resume {
     pid_t pid;
     ~Resume();
+};
+
+// Joins the thread on scope exit, so that a failed assertion never leaves it running.
+struct Join {
+    std::thread& t;
+    ~Join() {
+        if (t.joinable()) {
+            t.join();
+        }
+    }
+};
+
+// Closes the descriptor on scope exit (or at reset()).
+struct Fd {
+    int fd = -1;
+    ~Fd() { reset(); }
+    void reset() {
+        if (fd >= 0) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
 };
 
 // Calls `on_event` for each inotify event queued on the non-blocking `fd`, in order.

@@ -18,17 +18,6 @@ namespace {
 constexpr const char* kHeld = "org.cpuhpd1.Error.Held";
 constexpr const char* kNoSuchHold = "org.cpuhpd1.Error.NoSuchHold";
 
-struct Fd {
-    int fd = -1;
-    ~Fd() { reset(); }
-    void reset() {
-        if (fd >= 0) {
-            ::close(fd);
-            fd = -1;
-        }
-    }
-};
-
 // True once `file` has something in it (a shell's `echo $$ > file` creates it empty first).
 bool written(const std::filesystem::path& file) {
     std::error_code ec;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <thread>
 
 #include "fixture.h"
 #include "harness/polkitd.h"
@@ -25,8 +26,15 @@ constexpr const char* kRules = R"(polkit.addRule(function(action, subject) {
 // Package 1: CPUs 4-7 and their SMT siblings 12-15.
 const std::set<unsigned> kPackage1{4, 5, 6, 7, 12, 13, 14, 15};
 
-class PowerProfilesTest : public CpuhpdTest {
+// A PinnedBatchTest for its held batches (one test uses them); the others run with the
+// default settings (coalescing, the tree re-read).
+class PowerProfilesTest : public PinnedBatchTest {
 protected:
+    virtual std::string profiles() const {
+        return "profiles:\n"
+               "  evacuate:\n"
+               "    offline: \"package:1\"\n";
+    }
     // The worked example of config/cpuhpd.yaml.
     virtual std::string mapping() const {
         return "power_profiles:\n"
@@ -34,13 +42,10 @@ protected:
                "  balanced: none\n"
                "  performance: none\n";
     }
+    std::string extra_yaml() const override { return profiles() + mapping(); }
     DaemonConfig config() const override {
         DaemonConfig c;
-        c.extra_yaml =
-            "profiles:\n"
-            "  evacuate:\n"
-            "    offline: \"package:1\"\n" +
-            mapping();
+        c.extra_yaml = extra_yaml();
         return c;
     }
 
@@ -212,6 +217,57 @@ TEST_F(UnmappedPowerProfileTest, AnUnmappedProfileChangesNothing) {
         10s))
         << world_->daemon_log();
     EXPECT_EQ(active(), "evacuate");
+    EXPECT_EQ(tree().online_files(), expected_files(kPackage1));
+}
+
+// A switch that comes while somebody else's profile change runs is refused Busy inside the
+// daemon; the follower applies it when that change ends.
+class PowerProfileAfterBusyTest : public PowerProfilesTest {
+protected:
+    std::string profiles() const override {
+        return PowerProfilesTest::profiles() +
+               "  lean:\n"
+               "    offline: \"5\"\n";
+    }
+    DaemonConfig config() const override { return PinnedBatchTest::config(); }  // held batches
+};
+
+TEST_F(PowerProfileAfterBusyTest, ASwitchDuringAnotherProfileChangeIsFollowedWhenItEnds) {
+    ASSERT_NO_FATAL_FAILURE(start_ppd());
+    ASSERT_TRUE(set("balanced"));
+    ASSERT_TRUE(log_shows(*world_, "power profile is balanced: no profile wanted"))
+        << world_->daemon_log();
+
+    // An administrator applies lean; its batch is held at its only CPU.
+    block_writes_to(5);
+    CallResult lean;
+    std::thread admin([&] {
+        RawClient c(world_->bus_address());
+        lean = c.call("ApplyProfile", "lean", {}, 60s);
+    });
+    Join join{admin};
+    ASSERT_TRUE(eventually([&] { return client_->get_bool("Busy"); }, 10s))
+        << "the lean batch did not start\n"
+        << world_->daemon_log();
+
+    ASSERT_TRUE(set("power-saver"));
+    ASSERT_TRUE(log_shows(*world_,
+                          "power profile power-saver: applying profile evacuate when the change "
+                          "in progress ends"))
+        << world_->daemon_log();
+
+    // The held write goes through: lean ends, then the follower goes from lean to evacuate.
+    tree().write("devices/system/cpu/online", "0-4,6-15");
+    Fd cpu5_reader{drain_after_write(tree().online_file(5))};
+    ASSERT_GE(cpu5_reader.fd, 0) << "the daemon never wrote cpu5";
+    admin.join();
+    ASSERT_TRUE(lean.ok) << lean.describe();
+    ASSERT_TRUE(log_shows(*world_, "power profile power-saver: profile evacuate applied: ok"))
+        << world_->daemon_log();
+    EXPECT_EQ(active(), "evacuate");
+    // Evacuate took over CPU 5 from lean: its revert brings the whole package back.
+    EXPECT_EQ(client_->get_string("ProfileCpus"), "4-7,12-15");
+    unblock(5, "0");
     EXPECT_EQ(tree().online_files(), expected_files(kPackage1));
 }
 
