@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "input.h"
@@ -34,24 +36,48 @@ E choice(const OptionEntry& entry, const std::string& key, const EnumNames<E, N>
 
 namespace {
 
-// Calls `decode(entry, key)` for each entry after the checks every dictionary gets (size,
-// duplicates); `decode` returns false for a key it does not know.
-template <typename Decode>
-void decode_entries(const std::vector<OptionEntry>& entries, const std::string& known,
-                    Decode&& decode) {
+// One known key of a dictionary and what its entry sets.
+struct Field {
+    const char* key;
+    std::function<void(const OptionEntry&, const std::string&)> set;
+};
+
+Field flag_field(const char* key, bool& out) {
+    return {key, [&out](const OptionEntry& entry, const std::string& shown) {
+                out = typed_value<bool>(entry, shown, "a boolean (b)");
+            }};
+}
+
+template <typename E, std::size_t N>
+Field choice_field(const char* key, std::optional<E>& out, const EnumNames<E, N>& names) {
+    return {key, [&out, &names](const OptionEntry& entry, const std::string& shown) {
+                out = choice(entry, shown, names);
+            }};
+}
+
+// Decodes `entries` into what `fields` point at, after the checks every dictionary gets
+// (size, duplicates, unknown keys, which name the known ones in the order of `fields`).
+void decode_fields(const std::vector<OptionEntry>& entries, const std::vector<Field>& fields) {
     if (entries.size() > kMaxOptions) {
         throw OptionError("too many options (" + std::to_string(entries.size()) + "; at most " +
                           std::to_string(kMaxOptions) + ")");
     }
     std::set<std::string> seen;
     for (const auto& entry : entries) {
-        const std::string key = escape_excerpt(entry.key);
+        const std::string shown = escape_excerpt(entry.key);
         if (!seen.insert(entry.key).second) {
-            throw OptionError("option '" + key + "' is given more than once");
+            throw OptionError("option '" + shown + "' is given more than once");
         }
-        if (!decode(entry, key)) {
-            throw OptionError("unknown option '" + key + "' (known: " + known + ")");
+        const auto field = std::find_if(fields.begin(), fields.end(),
+                                        [&](const Field& f) { return entry.key == f.key; });
+        if (field == fields.end()) {
+            std::string known;
+            for (const auto& f : fields) {
+                known += (known.empty() ? "" : ", ") + std::string(f.key);
+            }
+            throw OptionError("unknown option '" + shown + "' (known: " + known + ")");
         }
+        field->set(entry, shown);
     }
 }
 
@@ -59,70 +85,29 @@ void decode_entries(const std::vector<OptionEntry>& entries, const std::string& 
 
 RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
     RequestOptions parsed;
-    decode_entries(entries,
-                   std::string(dbus::kOptionMode) + ", " + dbus::kOptionStrategy + ", " +
-                       dbus::kOptionDryRun + ", " + dbus::kOptionRefusePinned + ", " +
-                       dbus::kOptionForce,
-                   [&](const OptionEntry& entry, const std::string& key) {
-                       if (entry.key == dbus::kOptionMode) {
-                           parsed.mode = choice(entry, key, kModeNames);
-                       } else if (entry.key == dbus::kOptionStrategy) {
-                           parsed.strategy = choice(entry, key, kStrategyNames);
-                       } else if (entry.key == dbus::kOptionDryRun) {
-                           parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionRefusePinned) {
-                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionForce) {
-                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else {
-                           return false;
-                       }
-                       return true;
-                   });
+    decode_fields(entries, {choice_field(dbus::kOptionMode, parsed.mode, kModeNames),
+                            choice_field(dbus::kOptionStrategy, parsed.strategy, kStrategyNames),
+                            flag_field(dbus::kOptionDryRun, parsed.dry_run),
+                            flag_field(dbus::kOptionRefusePinned, parsed.refuse_pinned),
+                            flag_field(dbus::kOptionForce, parsed.force)});
     return parsed;
 }
 
 HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries) {
     HoldOptions parsed;
-    decode_entries(entries,
-                   std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionRestore + ", " +
-                       dbus::kOptionRefusePinned + ", " + dbus::kOptionForce,
-                   [&](const OptionEntry& entry, const std::string& key) {
-                       if (entry.key == dbus::kOptionStrategy) {
-                           parsed.strategy = choice(entry, key, kStrategyNames);
-                       } else if (entry.key == dbus::kOptionRestore) {
-                           parsed.restore = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionRefusePinned) {
-                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionForce) {
-                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else {
-                           return false;
-                       }
-                       return true;
-                   });
+    decode_fields(entries, {choice_field(dbus::kOptionStrategy, parsed.strategy, kStrategyNames),
+                            flag_field(dbus::kOptionRestore, parsed.restore),
+                            flag_field(dbus::kOptionRefusePinned, parsed.refuse_pinned),
+                            flag_field(dbus::kOptionForce, parsed.force)});
     return parsed;
 }
 
 ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries) {
     ProfileOptions parsed;
-    decode_entries(entries,
-                   std::string(dbus::kOptionStrategy) + ", " + dbus::kOptionDryRun + ", " +
-                       dbus::kOptionRefusePinned + ", " + dbus::kOptionForce,
-                   [&](const OptionEntry& entry, const std::string& key) {
-                       if (entry.key == dbus::kOptionStrategy) {
-                           parsed.strategy = choice(entry, key, kStrategyNames);
-                       } else if (entry.key == dbus::kOptionDryRun) {
-                           parsed.dry_run = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionRefusePinned) {
-                           parsed.refuse_pinned = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else if (entry.key == dbus::kOptionForce) {
-                           parsed.force = typed_value<bool>(entry, key, "a boolean (b)");
-                       } else {
-                           return false;
-                       }
-                       return true;
-                   });
+    decode_fields(entries, {choice_field(dbus::kOptionStrategy, parsed.strategy, kStrategyNames),
+                            flag_field(dbus::kOptionDryRun, parsed.dry_run),
+                            flag_field(dbus::kOptionRefusePinned, parsed.refuse_pinned),
+                            flag_field(dbus::kOptionForce, parsed.force)});
     return parsed;
 }
 

@@ -5,7 +5,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#ifndef CPUHPD_SOURCE_DIR
+#error "CPUHPD_SOURCE_DIR must be defined"
+#endif
+
 namespace cpuhpd::itest {
+
+std::filesystem::path source_dir() {
+    return CPUHPD_SOURCE_DIR;
+}
 
 std::string read_file(const std::filesystem::path& file) {
     std::ifstream in(file, std::ios::binary);

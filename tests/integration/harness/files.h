@@ -10,6 +10,8 @@ namespace cpuhpd::itest {
 std::string read_file(const std::filesystem::path& file);
 // Replaces the file's content; throws std::runtime_error when it cannot.
 void write_file(const std::filesystem::path& file, const std::string& text);
+// The project's source tree (the tests read its bus configurations, policy and examples).
+std::filesystem::path source_dir();
 // strerror(err) as a std::string.
 std::string error_text(int err);
 

@@ -8,10 +8,6 @@
 #include "files.h"
 #include "raw_client.h"
 
-#ifndef CPUHPD_SOURCE_DIR
-#error "CPUHPD_SOURCE_DIR must be defined"
-#endif
-
 namespace cpuhpd::itest {
 
 namespace fs = std::filesystem;
@@ -58,7 +54,7 @@ void Polkitd::start(const fs::path& dir, const std::string& bus_address, const s
     const fs::path rules_dir = dir / "polkit-rules";
     fs::create_directories(actions);
     fs::create_directories(rules_dir);
-    const fs::path policy = fs::path(CPUHPD_SOURCE_DIR) / "dbus/org.cpuhpd1.policy";
+    const fs::path policy = source_dir() / "dbus/org.cpuhpd1.policy";
     write_file(actions / "org.cpuhpd1.policy", read_file(policy));
     for (const fs::path& file : extra_actions) {
         write_file(actions / file.filename(), read_file(file));

@@ -9,10 +9,6 @@
 
 #include "files.h"
 
-#ifndef CPUHPD_SOURCE_DIR
-#error "CPUHPD_SOURCE_DIR must be defined"
-#endif
-
 namespace cpuhpd::itest {
 
 namespace fs = std::filesystem;
@@ -29,15 +25,14 @@ void replace_all(std::string& text, const std::string& placeholder, const std::s
 // The bus configuration template with its placeholders filled in.
 std::string bus_config(bool project_policy, const fs::path& socket,
                        const std::string& extra_config) {
-    const fs::path source_dir = CPUHPD_SOURCE_DIR;
-    const fs::path template_file = source_dir / "tests/integration/bus" /
+    const fs::path template_file = source_dir() / "tests/integration/bus" /
                                    (project_policy ? "system-like.conf" : "permissive.conf");
     std::string config = read_file(template_file);
     if (config.empty()) {
         throw std::runtime_error("cannot read " + template_file.string());
     }
     replace_all(config, "@SOCKET_PATH@", socket.string());
-    replace_all(config, "@SOURCE_DIR@", source_dir.string());
+    replace_all(config, "@SOURCE_DIR@", source_dir().string());
     replace_all(config, "@EXTRA_CONFIG@", extra_config);
     return config;
 }
