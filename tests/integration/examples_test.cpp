@@ -7,12 +7,13 @@
 #include <regex>
 
 #include "harness/child.h"
+#include "harness/files.h"
 #include "harness/world.h"
 
 namespace cpuhpd::itest {
 namespace {
 
-const std::string kExamples = std::string(CPUHPD_SOURCE_DIR) + "/docs/examples";
+const std::string kExamples = (source_dir() / "docs/examples").string();
 
 bool has_line(const std::string& text, const std::string& pattern) {
     return std::regex_search(text, std::regex(pattern, std::regex::multiline));
