@@ -28,6 +28,24 @@ using Results =
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>>;
 using Dict = std::map<std::string, sdbus::Variant>;
 
+// The text of sdbus-c++ 1.2's exception when sd_bus_process() itself fails.
+constexpr const char* kBusProcessingFailed = "Failed to process bus requests";
+
+// The unique name of the connection that owns `name` now; "" when nobody does.
+std::string name_owner(sdbus::IConnection& connection, const std::string& name) {
+    auto bus = sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus");
+    std::string owner;
+    try {
+        bus->callMethod("GetNameOwner")
+            .onInterface("org.freedesktop.DBus")
+            .withArguments(name)
+            .storeResultsTo(owner);
+    } catch (const sdbus::Error&) {
+        return {};  // nobody owns it: no signal is taken
+    }
+    return owner;
+}
+
 }  // namespace
 
 // org.cpuhpd1.Manager through the generated proxy. The XML marks Offline, Online and SetSmt
@@ -57,6 +75,10 @@ public:
         if (!registered_) {
             registerProxy();
             registered_ = true;
+            // Signals are taken only from the daemon's connection: anybody may send a
+            // signal to ours (dbus-daemon delivers unicast signals whatever the match rules
+            // say, and sd-bus does not check a well-known sender itself).
+            daemon_ = name_owner(getProxy().getConnection(), cpuhpd::dbus::kBusName);
         }
     }
 
@@ -75,6 +97,9 @@ private:
                          const std::string& /*strategy*/, const std::string& changed,
                          const std::string& failed, const uint32_t& /*requests*/,
                          const uint64_t& /*duration_us*/, const std::string& cancelled) override {
+        if (!from_daemon()) {
+            return;
+        }
         finished[batch_id] = CancelReply{batch_id, true, action, changed, failed, cancelled};
     }
     void onHoldsChanged(
@@ -83,7 +108,7 @@ private:
         override {}
     void onBatchProgress(const uint64_t& /*batch_id*/, const uint32_t& done,
                          const uint32_t& total) override {
-        if (progress_) {
+        if (progress_ && from_daemon()) {
             progress_(done, total);
         }
     }
@@ -133,8 +158,15 @@ private:
         reply = std::move(r);
     }
 
+    // The signal being handled comes from the daemon's connection.
+    bool from_daemon() {
+        const auto* message = getProxy().getCurrentlyProcessedMessage();
+        return message != nullptr && !daemon_.empty() && message->getSender() == daemon_;
+    }
+
     ProgressFn progress_;
     bool registered_ = false;
+    std::string daemon_;  // org.cpuhpd1's unique name when the signals were subscribed
 };
 
 namespace {
@@ -399,8 +431,18 @@ void DaemonClient::run_until(const std::function<bool()>& done) {
     // whatever the bus says about its next timer.
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     while (!done()) {
-        if (connection_->processPendingRequest()) {
-            continue;  // more may be queued
+        try {
+            if (connection_->processPendingRequest()) {
+                continue;  // more may be queued
+            }
+        } catch (const sdbus::Error& e) {
+            // sd_bus_process() failing is a lost connection; anything else was the generated
+            // glue failing to decode a message (a malformed signal anybody may send us):
+            // that message is dropped and the wait goes on.
+            if (e.getMessage().rfind(kBusProcessingFailed, 0) == 0) {
+                throw;
+            }
+            continue;
         }
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {

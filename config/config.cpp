@@ -442,10 +442,11 @@ Config load_config(const std::filesystem::path& file, bool missing_ok) {
     }
     // A symbolic link to a regular file is fine (configuration management does that); a
     // FIFO, a device or a directory is refused before a byte is read, and so is a file
-    // above kMaxConfigBytes.
+    // above kMaxConfigBytes, and a file that is not root's (or cpuhpd's) or that anybody may
+    // write.
     std::string text;
     try {
-        text = read_regular_file(file, kMaxConfigBytes, Symlinks::Follow);
+        text = read_regular_file(file, kMaxConfigBytes, Symlinks::Follow, Owner::Administrator);
     } catch (const FileError& error) {
         throw ConfigError(file, 0, "", error.reason());
     }

@@ -43,8 +43,30 @@ std::string size_text(std::size_t bytes) {
 
 }  // namespace
 
+std::optional<std::string> untrusted_state_file(const struct stat& st, std::size_t max_bytes) {
+    if (S_ISLNK(st.st_mode)) {
+        return "it is a symbolic link";
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return S_ISDIR(st.st_mode) ? "it is a directory, not a regular file"
+                                   : "it is not a regular file (a FIFO, socket or device)";
+    }
+    if (st.st_uid != ::geteuid()) {
+        return "it is owned by uid " + std::to_string(st.st_uid) + ", not by cpuhpd (uid " +
+               std::to_string(::geteuid()) + ")";
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        return "others may write it";
+    }
+    if (static_cast<std::size_t>(st.st_size) > max_bytes) {
+        return "it is " + std::to_string(st.st_size) + " bytes; the limit is " +
+               size_text(max_bytes);
+    }
+    return std::nullopt;
+}
+
 std::string read_regular_file(const std::filesystem::path& file, std::size_t max_bytes,
-                              Symlinks symlinks) {
+                              Symlinks symlinks, Owner owner) {
     int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
     if (symlinks == Symlinks::Refuse) {
         flags |= O_NOFOLLOW;
@@ -66,6 +88,22 @@ std::string read_regular_file(const std::filesystem::path& file, std::size_t max
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         fail(file, std::string("cannot stat: ") + std::strerror(errno));
+    }
+    if (owner == Owner::Service) {
+        if (const auto why = untrusted_state_file(st, max_bytes)) {
+            fail(file, *why);
+        }
+    }
+    if (owner == Owner::Administrator) {
+        if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+            fail(file, "is owned by uid " + std::to_string(st.st_uid) +
+                           "; only a file of root's (or of cpuhpd's uid) is read");
+        }
+        if ((st.st_mode & S_IWOTH) != 0) {
+            fail(file, "may be written by anyone (mode " + std::to_string((st.st_mode >> 6) & 7) +
+                           std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
+                           "); a file everybody may write is never read");
+        }
     }
     if (!S_ISREG(st.st_mode)) {
         fail(file, S_ISDIR(st.st_mode) ? "is a directory, not a regular file"

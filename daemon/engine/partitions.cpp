@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "cpulist.h"
+#include "input.h"
 #include "state_file.h"
 
 namespace cpuhpd {
@@ -84,13 +85,17 @@ std::optional<std::string> PartitionLedger::load() {
     if (file_.empty()) {
         return std::nullopt;
     }
-    const auto text = read_attribute(file_);
+    std::string problem;
+    const auto text = read_state_file(file_, kMaxStateBytes, problem);
     if (!text) {
-        return std::nullopt;
+        return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
     }
     std::istringstream in(*text);
     std::string line;
     while (std::getline(in, line)) {
+        if (line.empty()) {
+            continue;
+        }
         const auto tab = line.find('\t');
         if (tab == std::string::npos || line.empty() || line[0] != '/') {
             owed_.clear();

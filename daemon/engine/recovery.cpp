@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "cpulist.h"
+#include "input.h"
 #include "journal_file.h"
 
 namespace cpuhpd {
@@ -18,22 +19,6 @@ namespace {
 
 std::string cpus_or_none(const CpuSet& cpus) {
     return cpus.empty() ? "none" : cpus.to_string();
-}
-
-// Why the file at `file` is not a journal cpuhpd wrote, or nullopt. `st` is its lstat/fstat.
-std::optional<std::string> untrusted(const struct stat& st) {
-    if (S_ISLNK(st.st_mode))
-        return "it is a symbolic link";
-    if (!S_ISREG(st.st_mode))
-        return "it is not a regular file";
-    if (st.st_uid != ::geteuid())
-        return "it is owned by uid " + std::to_string(st.st_uid) + ", not by cpuhpd (uid " +
-               std::to_string(::geteuid()) + ")";
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-        return "others may write it";
-    if (static_cast<std::size_t>(st.st_size) > kMaxJournalBytes)
-        return "it is larger than " + std::to_string(kMaxJournalBytes) + " bytes";
-    return std::nullopt;
 }
 
 // Reads the journal without following a link or blocking on a FIFO; the text, or why not.
@@ -47,7 +32,7 @@ std::variant<std::string, std::string> read_journal_file(const std::filesystem::
     if (::fstat(fd, &st) != 0)
         problem = std::string("fstat: ") + std::strerror(errno);
     else
-        problem = untrusted(st);
+        problem = untrusted_state_file(st, kMaxJournalBytes);
     std::string text;
     while (!problem) {
         char buf[65536];

@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
+
+#include "input.h"
 
 namespace cpuhpd {
 
@@ -49,6 +52,27 @@ int replace_file(const std::filesystem::path& file, const std::string& text,
         failed_step = "write";
     }
     return err;
+}
+
+std::optional<std::string> read_state_file(const std::filesystem::path& file, std::size_t max_bytes,
+                                           std::string& problem) {
+    problem.clear();
+    std::error_code ec;
+    if (std::filesystem::symlink_status(file, ec).type() == std::filesystem::file_type::not_found) {
+        return std::nullopt;
+    }
+    try {
+        return read_regular_file(file, max_bytes, Symlinks::Refuse, Owner::Service);
+    } catch (const FileError& error) {
+        const std::string aside = file.string() + ".rejected";
+        if (::rename(file.c_str(), aside.c_str()) == 0) {
+            problem = file.string() + " was not used (" + error.reason() + "); moved to " + aside;
+        } else {
+            problem = file.string() + " was not used (" + error.reason() +
+                      ") and cannot be moved aside (" + std::strerror(errno) + ")";
+        }
+        return std::nullopt;
+    }
 }
 
 }  // namespace cpuhpd

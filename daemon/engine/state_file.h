@@ -3,7 +3,9 @@
 // never half of one.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace cpuhpd {
@@ -13,5 +15,13 @@ namespace cpuhpd {
 // "write"); the temporary file is removed then.
 int replace_file(const std::filesystem::path& file, const std::string& text,
                  std::string& failed_step);
+
+// Reads the state file `file`, which cpuhpd wrote itself: without following a link or
+// blocking on a FIFO, only a regular file owned by the service's uid, writable by nobody
+// else and at most `max_bytes` long (read_regular_file with Owner::Service). nullopt when
+// there is no file. Anything else is moved aside to FILE.rejected (rename() moves a link
+// itself, never what it points to), `problem` says what and where, and nullopt is returned.
+std::optional<std::string> read_state_file(const std::filesystem::path& file, std::size_t max_bytes,
+                                           std::string& problem);
 
 }  // namespace cpuhpd

@@ -152,18 +152,15 @@ std::optional<std::string> TopologyMemory::load() {
     if (cache_file_.empty()) {
         return std::nullopt;
     }
-    std::error_code ec;
-    if (std::filesystem::symlink_status(cache_file_, ec).type() ==
-        std::filesystem::file_type::not_found) {
-        return std::nullopt;
-    }
     TopologyMap loaded;
     try {
-        // Our own file: a regular file, never a link (to /dev/zero, say), bounded.
-        const std::string text = read_regular_file(cache_file_, kMaxCacheBytes, Symlinks::Refuse);
-        loaded = parse_topology(text + "\n");
-    } catch (const FileError& e) {
-        return e.what();
+        // Our own file: a regular file of ours, never a link (to /dev/zero, say), bounded.
+        std::string problem;
+        const auto text = read_state_file(cache_file_, kMaxCacheBytes, problem);
+        if (!text) {
+            return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
+        }
+        loaded = parse_topology(*text + "\n");
     } catch (const std::exception& e) {
         return cache_file_.string() + ": " + e.what();
     }

@@ -2,7 +2,10 @@
 
 #include <systemd/sd-daemon.h>
 
+#include <csignal>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -30,6 +33,33 @@ std::filesystem::path prepare_state_dir(const std::filesystem::path& dir) {
                                  ec.message());
     }
     return dir;
+}
+
+// SIGTERM or SIGINT came during the start-up. They are blocked in every thread (the loop takes
+// them through a signalfd once it runs), so until then they wait as pending: the start-up
+// looks between its steps, and leaves before serving instead of after a step that may wait
+// (recovery's writes, connecting to the bus, taking the name).
+std::optional<std::string> stop_signal_pending() {
+    sigset_t pending;
+    if (sigpending(&pending) != 0) {
+        return std::nullopt;
+    }
+    for (const int sig : {SIGTERM, SIGINT}) {
+        if (sigismember(&pending, sig) == 1) {
+            return std::string("SIG") + sigabbrev_np(sig);
+        }
+    }
+    return std::nullopt;
+}
+
+bool stopped_while_starting(const char* step) {
+    const auto signal = stop_signal_pending();
+    if (signal) {
+        log::info("received " + *signal + " while starting (" + step +
+                  "); stopping before serving");
+        sd_notify(0, "STOPPING=1\nSTATUS=Stopped while starting");
+    }
+    return signal.has_value();
 }
 
 std::string duration_text(std::chrono::microseconds duration) {
@@ -435,10 +465,16 @@ int Daemon::run() {
             schedule_announce();
         });
     };
+    if (stopped_while_starting("before recovery")) {
+        return 0;
+    }
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
     settle_partitions();
     load_active_profile();
+    if (stopped_while_starting("after recovery")) {
+        return 0;
+    }
     executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers), &holds_);
     admission_ = std::make_unique<TaskThread>();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
@@ -454,6 +490,9 @@ int Daemon::run() {
     } catch (const sdbus::Error& error) {
         log::error("cannot connect to the " + config_.bus + " bus: " + error.getMessage());
         return 1;
+    }
+    if (stopped_while_starting("connected to the bus, before taking the name")) {
+        return 0;
     }
     loop_.attach(*connection_);
     loop_.before_each_message([this] { state_read_for_message_ = false; });

@@ -2,13 +2,12 @@
 // and the state file that lets a restarted daemon know what the profile in force took.
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <utility>
 
 #include "batch_phases.h"
 #include "daemon.h"
+#include "input.h"
 #include "log.h"
 #include "state_file.h"
 
@@ -30,13 +29,15 @@ void log_profile(const std::string& text, const std::string& name, const CpuSet&
 
 void Daemon::load_active_profile() {
     const auto file = config_.state_dir / kProfileFile;
-    std::ifstream in(file);
-    if (!in) {
+    std::string problem;
+    const auto text = read_state_file(file, kMaxStateBytes, problem);
+    if (!text) {
+        if (!problem.empty()) {
+            log::warning("ignoring the profile state file: " + problem);
+        }
         return;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    active_profile_ = parse_active_profile(text.str());
+    active_profile_ = parse_active_profile(*text);
     if (!active_profile_) {
         log::warning("ignoring " + file.string() + ": not a profile state file");
         return;
@@ -83,10 +84,10 @@ void Daemon::apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> do
             for (const auto& [name, unused] : config_.profiles) {
                 known += (known.empty() ? "" : ", ") + name;
             }
-            throw Refusal(RefusalKind::NoSuchProfile,
-                          "no profile '" + ask.name + "' in the config (" +
-                              (known.empty() ? std::string("it has none") : "it has " + known) +
-                              ")");
+            throw Refusal(
+                RefusalKind::NoSuchProfile,
+                "no profile '" + escape_excerpt(ask.name, kMaxExcerptBytes) + "' in the config (" +
+                    (known.empty() ? std::string("it has none") : "it has " + known) + ")");
         }
         profile = it->second;
     } else if (!active_profile_) {

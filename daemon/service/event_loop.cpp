@@ -5,17 +5,22 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "input.h"
 #include "log.h"
 
 namespace cpuhpd {
 
 namespace {
+
+// The text of sdbus-c++ 1.2's exception when sd_bus_process() itself fails.
+constexpr const char* kBusProcessingFailed = "Failed to process bus requests";
 
 void check(int r, const char* what) {
     if (r < 0) {
@@ -94,17 +99,44 @@ int EventLoop::on_bus_prepare(sd_event_source* /*source*/, void* self) {
 }
 
 void EventLoop::process_bus() {
-    try {
-        // processPendingRequest() dispatches at most one message.
-        do {
-            if (before_message_) {
-                before_message_();
+    // processPendingRequest() dispatches at most one message. Only sd_bus_process() failing
+    // means the connection is gone (the bus daemon exited): an exception from anything else
+    // is a handler's (every handler of ours catches its own; this is the last line for
+    // sdbus-c++'s own decoding of a signal's or reply's arguments) and costs one message.
+    for (;;) {
+        try {
+            do {
+                if (before_message_) {
+                    before_message_();
+                }
+            } while (bus_->processPendingRequest());
+            return;
+        } catch (const sdbus::Error& e) {
+            if (e.getMessage().rfind(kBusProcessingFailed, 0) == 0) {
+                log::error(std::string("D-Bus connection failed: ") + e.what());
+                sd_event_exit(event_, 1);
+                return;
             }
-        } while (bus_->processPendingRequest());
-    } catch (const std::exception& e) {
-        // The connection is gone (bus daemon exited): nothing more can be served.
-        log::error(std::string("D-Bus connection failed: ") + e.what());
-        sd_event_exit(event_, 1);
+            note_handler_failure(e.getName() + ": " + e.getMessage());
+        } catch (const std::exception& e) {
+            note_handler_failure(e.what());
+        }
+    }
+}
+
+void EventLoop::note_handler_failure(const std::string& what) {
+    // Rate-limited: a flood of malformed messages must not flood the journal.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - handler_failures_since_ >= std::chrono::seconds(10)) {
+        if (handler_failures_ > 5) {
+            log::warning(std::to_string(handler_failures_ - 5) +
+                         " more D-Bus messages dropped in 10 s (not logged one by one)");
+        }
+        handler_failures_since_ = now;
+        handler_failures_ = 0;
+    }
+    if (++handler_failures_ <= 5) {
+        log::warning("D-Bus message dropped: its handler failed: " + escape_excerpt(what, 256));
     }
 }
 

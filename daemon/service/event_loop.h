@@ -5,12 +5,14 @@
 
 #include <systemd/sd-event.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace sdbus {
@@ -66,6 +68,7 @@ private:
     static int on_watched(sd_event_source* source, int fd, uint32_t revents, void* self);
     static int on_signal(sd_event_source* source, const struct signalfd_siginfo* info, void* self);
     void process_bus();
+    void note_handler_failure(const std::string& what);
 
     sd_event* event_ = nullptr;
     sdbus::IConnection* bus_ = nullptr;
@@ -87,6 +90,8 @@ private:
     std::function<void()> stop_handler_;
     std::function<void()> before_message_;
     bool stop_signalled_ = false;
+    std::chrono::steady_clock::time_point handler_failures_since_{};
+    int handler_failures_ = 0;
 
     std::mutex mutex_;
     std::deque<std::function<void()>> tasks_;

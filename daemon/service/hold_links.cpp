@@ -5,8 +5,12 @@
 
 #include <array>
 #include <cerrno>
+#include <stdexcept>
 #include <system_error>
 #include <utility>
+
+#include "bus_signals.h"
+#include "log.h"
 
 namespace cpuhpd {
 
@@ -40,19 +44,24 @@ sdbus::UnixFd HoldLinks::link(std::uint64_t id, sdbus::IConnection& connection,
         if (!holder.empty()) {
             // Unique names are never reused on a bus, so this fires once, when the holder's
             // connection closes.
+            if (!bus_driver_) {
+                bus_driver_ = sdbus::createProxy(connection, kBusDriver, kBusDriverPath);
+            }
             link.holder_watch = connection.addMatch(
-                "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-                "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='" +
-                    holder + "'",
-                [this, id](sdbus::Message& message) {
-                    std::string name;
-                    std::string old_owner;
-                    std::string new_owner;
-                    message >> name >> old_owner >> new_owner;
-                    if (new_owner.empty()) {
-                        gone(id, "its holder " + name + " left the bus");
-                    }
-                });
+                std::string("type='signal',sender='") + kBusDriver + "',path='" + kBusDriverPath +
+                    "',interface='" + kBusDriver + "',member='NameOwnerChanged',arg0='" + holder +
+                    "'",
+                guarded_handler(
+                    "NameOwnerChanged for hold " + std::to_string(id), [] { return kBusDriver; },
+                    [this, id, holder](sdbus::Message& message) {
+                        const auto change = decode_name_owner_changed(message);
+                        if (!change) {
+                            throw std::runtime_error("its arguments are not three strings");
+                        }
+                        if (change->name == holder && change->new_owner.empty()) {
+                            confirm_holder_left(id, holder);
+                        }
+                    }));
         }
     } catch (...) {
         if (link.watch != 0) {
@@ -96,6 +105,30 @@ void HoldLinks::on_readable(std::uint64_t id) {
             }
         }
     }
+}
+
+void HoldLinks::confirm_holder_left(std::uint64_t id, const std::string& holder) {
+    bus_driver_->callMethodAsync("GetNameOwner")
+        .onInterface(kBusDriver)
+        .withArguments(holder)
+        .uponReplyInvoke([this, id, holder](const sdbus::Error* error, std::string owner) {
+            if (links_.count(id) == 0) {
+                return;  // ended meanwhile
+            }
+            if (error == nullptr) {
+                log::warning("hold " + std::to_string(id) + ": told that its holder " + holder +
+                             " left the bus, but the bus says " + owner +
+                             " is still there; the hold stays");
+                return;
+            }
+            if (error->getName() != kNameHasNoOwner) {
+                log::warning("hold " + std::to_string(id) + ": cannot ask the bus whether " +
+                             holder + " is still there (" + error->getName() + ": " +
+                             error->getMessage() + "); the hold stays");
+                return;
+            }
+            gone(id, "its holder " + holder + " left the bus");
+        });
 }
 
 void HoldLinks::gone(std::uint64_t id, std::string reason) {

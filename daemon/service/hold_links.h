@@ -1,6 +1,8 @@
 // Ties each hold to the file descriptor its holder got and to the holder's bus connection,
 // as systemd-logind ties an inhibitor to a FIFO: when every copy of the fd is closed, or
-// the holder's unique name leaves the bus, the hold is gone.
+// the holder's unique name leaves the bus, the hold is gone. That the name left is never
+// taken from a signal's arguments: NameOwnerChanged only from the bus driver makes the
+// daemon ask the bus (GetNameOwner), and the bus's answer decides.
 #pragma once
 
 #include <sdbus-c++/sdbus-c++.h>
@@ -8,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "event_loop.h"
@@ -41,10 +44,15 @@ private:
     };
     void on_readable(std::uint64_t id);
     void gone(std::uint64_t id, std::string reason);
+    // Asks the bus whether `holder` still has a connection; ends hold `id` when it has not.
+    void confirm_holder_left(std::uint64_t id, const std::string& holder);
 
     EventLoop& loop_;
     Gone on_gone_;
     std::map<std::uint64_t, Link> links_;
+    // org.freedesktop.DBus on the holders' connection (made at the first link); its
+    // destruction drops the GetNameOwner calls still pending.
+    std::unique_ptr<sdbus::IProxy> bus_driver_;
 };
 
 }  // namespace cpuhpd

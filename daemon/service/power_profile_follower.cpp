@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "bus_signals.h"
 #include "log.h"
 
 namespace cpuhpd {
 
 namespace {
 
-constexpr const char* kBusService = "org.freedesktop.DBus";
-constexpr const char* kBusPath = "/org/freedesktop/DBus";
 constexpr const char* kPropertiesInterface = "org.freedesktop.DBus.Properties";
 constexpr const char* kActiveProfile = "ActiveProfile";
 
@@ -27,71 +27,83 @@ PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, Manag
                                            std::map<std::string, std::string> mapping)
     : backend_(backend),
       mapping_(std::move(mapping)),
-      bus_driver_(sdbus::createProxy(connection, kBusService, kBusPath)),
+      bus_driver_(sdbus::createProxy(connection, kBusDriver, kBusDriverPath)),
       ppd_(sdbus::createProxy(connection, kPowerProfilesService, kPowerProfilesPath)) {
-    // Subscribed before the first read, so no change between the two is missed.
+    // Subscribed before the first read, so no change between the two is missed. Who owns
+    // the name is always the bus's answer to GetNameOwner: the signal only says when to ask.
     owner_changes_ = connection.addMatch(
-        std::string("type='signal',sender='") + kBusService + "',path='" + kBusPath +
-            "',interface='" + kBusService + "',member='NameOwnerChanged',arg0='" +
+        std::string("type='signal',sender='") + kBusDriver + "',path='" + kBusDriverPath +
+            "',interface='" + kBusDriver + "',member='NameOwnerChanged',arg0='" +
             kPowerProfilesService + "'",
-        [this](sdbus::Message& message) {
-            try {
-                std::string name;
-                std::string old_owner;
-                std::string new_owner;
-                message >> name >> old_owner >> new_owner;
-                owner_is(new_owner);
-            } catch (const sdbus::Error& error) {
-                log::warning("power profiles: unreadable NameOwnerChanged: " + error_text(error));
-            }
-        });
+        guarded_handler(
+            "NameOwnerChanged for power-profiles-daemon", [] { return kBusDriver; },
+            [this](sdbus::Message& message) {
+                const auto change = decode_name_owner_changed(message);
+                if (!change) {
+                    throw std::runtime_error("its arguments are not three strings");
+                }
+                if (change->name == kPowerProfilesService) {
+                    look_up_owner();
+                }
+            }));
     // No sender in the rule (the bus resolves a well-known sender, sd-bus's own filter would
-    // not): the handler takes the signal only from the connection that owns the name, so
-    // nobody else on the bus can make the daemon take CPUs away.
+    // not): the handler takes the signal only from the connection that the bus said owns the
+    // name, so nobody else on the bus can make the daemon take CPUs away.
     property_changes_ = connection.addMatch(
         std::string("type='signal',path='") + kPowerProfilesPath + "',interface='" +
             kPropertiesInterface + "',member='PropertiesChanged',arg0='" + kPowerProfilesInterface +
             "'",
-        [this](sdbus::Message& message) {
-            if (owner_.empty() || message.getSender() != owner_) {
-                return;
-            }
-            try {
-                std::string interface;
-                std::map<std::string, sdbus::Variant> changed;
-                std::vector<std::string> invalidated;
-                message >> interface >> changed >> invalidated;
-                if (const auto it = changed.find(kActiveProfile); it != changed.end()) {
-                    wanted(it->second.get<std::string>());
-                } else if (std::find(invalidated.begin(), invalidated.end(), kActiveProfile) !=
-                           invalidated.end()) {
+        guarded_handler(
+            "PropertiesChanged of power-profiles-daemon", [this] { return owner_; },
+            [this](sdbus::Message& message) {
+                const auto change =
+                    decode_string_property_change(message, kPowerProfilesInterface, kActiveProfile);
+                if (!change) {
+                    throw std::runtime_error("not a PropertiesChanged with a string " +
+                                             std::string(kActiveProfile));
+                }
+                if (change->value) {
+                    wanted(*change->value);
+                } else if (change->invalidated) {
                     read_active_profile();
                 }
-            } catch (const sdbus::Error& error) {
-                log::warning("power profiles: unreadable PropertiesChanged: " + error_text(error));
-            }
-        });
+            }));
     std::string names;
     for (const auto& [ppd, profile] : mapping_) {
         names += (names.empty() ? "" : ", ") + ppd + " -> " + (profile.empty() ? "none" : profile);
     }
     log::info(std::string("following ") + kPowerProfilesService + " (" + names + ")");
-    bus_driver_->callMethodAsync("GetNameOwner")
-        .onInterface(kBusService)
-        .withArguments(std::string(kPowerProfilesService))
-        .uponReplyInvoke(
-            [this, generation = generation_](const sdbus::Error* error, std::string owner) {
-                if (generation != generation_) {
-                    return;  // NameOwnerChanged came first and said more recently who owns it
+    look_up_owner();
+}
+
+void PowerProfileFollower::look_up_owner() {
+    const std::uint64_t lookup = ++lookups_;
+    try {
+        bus_driver_->callMethodAsync("GetNameOwner")
+            .onInterface(kBusDriver)
+            .withArguments(std::string(kPowerProfilesService))
+            .uponReplyInvoke([this, lookup](const sdbus::Error* error, std::string owner) {
+                if (lookup != lookups_) {
+                    return;  // a later look-up is on its way and says more recently who owns it
                 }
-                if (error != nullptr) {
-                    log::info(std::string(kPowerProfilesService) +
-                              " is not on the bus; following it once it appears (" +
-                              error_text(*error) + ")");
-                    return;
+                if (error == nullptr) {
+                    owner_is(owner);
+                } else if (error->getName() == kNameHasNoOwner) {
+                    if (owner_.empty()) {
+                        log::info(std::string(kPowerProfilesService) +
+                                  " is not on the bus; following it once it appears (" +
+                                  error_text(*error) + ")");
+                    }
+                    owner_is("");
+                } else {
+                    log::warning(std::string("cannot ask the bus who owns ") +
+                                 kPowerProfilesService + ": " + error_text(*error));
                 }
-                owner_is(owner);
             });
+    } catch (const sdbus::Error& error) {
+        log::warning(std::string("cannot ask the bus who owns ") + kPowerProfilesService + ": " +
+                     error_text(error));
+    }
 }
 
 PowerProfileFollower::~PowerProfileFollower() = default;

@@ -46,6 +46,8 @@ public:
     void profile_change_ended();
 
 private:
+    // Asks the bus who owns net.hadess.PowerProfiles; its answer goes to owner_is().
+    void look_up_owner();
     // power-profiles-daemon's connection is `owner` ("" when it left the bus).
     void owner_is(const std::string& owner);
     void read_active_profile();
@@ -60,8 +62,9 @@ private:
     std::unique_ptr<sdbus::IProxy> ppd_;         // net.hadess.PowerProfiles: Properties.Get
     sdbus::Slot owner_changes_;
     sdbus::Slot property_changes_;
-    std::string owner_;                  // power-profiles-daemon's unique name; "" while absent
-    std::uint64_t generation_ = 0;       // bumped at each owner change: older replies are stale
+    std::string owner_;             // power-profiles-daemon's unique name; "" while absent
+    std::uint64_t generation_ = 0;  // bumped at each owner change: older replies are stale
+    std::uint64_t lookups_ = 0;     // GetNameOwner calls made: only the last one's answer counts
     std::optional<std::string> wanted_;  // the last ActiveProfile seen
     bool in_flight_ = false;             // our apply or revert is running
     bool waiting_ = false;               // refused Busy: follow() again when a change ends

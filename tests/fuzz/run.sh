@@ -40,7 +40,7 @@ fuzz_one() { # NAME: runs one target; its log and exit status are read afterward
         "$corpus" "$here/tests/fuzz/seeds/$name" >"$build/fuzz-$name.log" 2>&1 || rc=$?
     echo $rc >"$build/fuzz-$name.rc"
 }
-targets=(cpulist selector config topology_cache options)
+targets=(cpulist selector config topology_cache options bus_messages)
 for name in "${targets[@]}"; do rm -f "$build/fuzz-$name.rc"; done
 jobs=$(nproc)
 for name in "${targets[@]}"; do

@@ -145,7 +145,7 @@ TEST(PartitionBatch, SettleGivesBackWhatALastRunTookOnceTheCpusAreOnline) {
     m.fs.set_online(13, false);
     std::optional<std::string> problem;
     const auto changes = m.runner->settle_partitions(problem);
-    EXPECT_FALSE(problem);
+    EXPECT_FALSE(problem) << *problem;
     ASSERT_EQ(changes.size(), 1u);
     EXPECT_EQ(m.fs.read("fake-cgroup/rt/cpuset.cpus"), "10-12");
     EXPECT_EQ(m.fs.read("partitions.ledger"), "/rt\t13");

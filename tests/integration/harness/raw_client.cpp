@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -450,6 +451,44 @@ std::string RawClient::unique_name() {
     const char* name = nullptr;
     check(sd_bus_get_unique_name(bus_, &name), "unique name");
     return name;
+}
+
+std::string RawClient::name_owner(const std::string& name) {
+    BusError err;
+    sd_bus_message* reply = nullptr;
+    if (sd_bus_call_method(bus_, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                           "org.freedesktop.DBus", "GetNameOwner", &err.e, &reply, "s",
+                           name.c_str()) < 0) {
+        return {};
+    }
+    const char* owner = nullptr;
+    std::string out;
+    if (sd_bus_message_read(reply, "s", &owner) >= 0 && owner != nullptr) {
+        out = owner;
+    }
+    sd_bus_message_unref(reply);
+    return out;
+}
+
+std::string RawClient::send_signal(const std::string& destination, const std::string& path,
+                                   const std::string& interface, const std::string& member,
+                                   const std::function<int(sd_bus_message*)>& append) {
+    sd_bus_message* m = nullptr;
+    int r = sd_bus_message_new_signal(bus_, &m, path.c_str(), interface.c_str(), member.c_str());
+    if (r >= 0 && !destination.empty()) {
+        r = sd_bus_message_set_destination(m, destination.c_str());
+    }
+    if (r >= 0) {
+        r = append(m);
+    }
+    if (r >= 0) {
+        r = sd_bus_send(bus_, m, nullptr);
+    }
+    if (r >= 0) {
+        r = sd_bus_flush(bus_);
+    }
+    sd_bus_message_unref(m);
+    return r < 0 ? std::string("sending ") + member + ": " + std::strerror(-r) : std::string();
 }
 
 std::string RawClient::get_string(const std::string& property) {

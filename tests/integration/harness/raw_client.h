@@ -131,6 +131,14 @@ public:
     };
     std::vector<HoldEntry> get_holds();
     std::string unique_name();
+    // The unique name of the connection that owns `name`; "" when nobody does.
+    std::string name_owner(const std::string& name);
+    // Sends a signal from this connection, unicast to `destination` or, when it is empty, to
+    // everybody whose match rules take it; `append` writes its body. Returns the error text,
+    // "" when it was sent.
+    std::string send_signal(const std::string& destination, const std::string& path,
+                            const std::string& interface, const std::string& member,
+                            const std::function<int(sd_bus_message*)>& append);
     // Property getters; on a D-Bus error they throw std::runtime_error with its name.
     std::string get_string(const std::string& property);
     std::vector<std::string> get_strv(const std::string& property);

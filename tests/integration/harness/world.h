@@ -54,9 +54,10 @@ public:
     // project's dbus/org.cpuhpd1.conf; otherwise everything is allowed. `extra_config` is
     // appended inside <busconfig> (e.g. <limit> elements for the benchmark's 1000 callers).
     void start_bus(bool project_policy = false, const std::string& extra_config = "");
-    // Writes the config, starts cpuhpd and waits until org.cpuhpd1 has an owner. Throws
-    // std::runtime_error with the daemon's stderr when it exits early or never appears.
-    void start_daemon(const DaemonConfig& config = {});
+    // Writes the config, starts cpuhpd and (with `wait_for_name`) waits until org.cpuhpd1
+    // has an owner. Throws std::runtime_error with the daemon's stderr when it exits early or
+    // never appears.
+    void start_daemon(const DaemonConfig& config = {}, bool wait_for_name = true);
     void stop_daemon();
     // Sends the uevent the kernel sends when `cpu` goes `action` ("online", "offline") to
     // the daemon's --uevent-socket.
