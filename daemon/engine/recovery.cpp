@@ -114,7 +114,7 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
         }
         return rejected(report, file, std::string("lstat: ") + std::strerror(errno));
     }
-    if (const auto why = untrusted(st))
+    if (const auto why = untrusted_state_file(st, kMaxJournalBytes))
         return rejected(report, file, *why);
     const auto text = read_journal_file(file);
     if (text.index() == 1)

@@ -41,12 +41,17 @@ TEST_F(CpuhpdTest, TopologyOfOfflineCpusSurvivesADaemonRestart) {
 // resolve while package 1 was offline. The failure is logged, with what it costs.
 class UnsavableTopologyCacheTest : public CpuhpdTest {
 protected:
+    // A directory where the cache goes, which cannot be moved aside either (a non-empty
+    // directory holds its .rejected name).
     void prepare_tree(test::FakeSysfs&) override {
-        std::filesystem::create_directories(world_->dir() / "state" / "topology.cache");
+        const auto state = world_->dir() / "state";
+        std::filesystem::create_directories(state / "topology.cache");
+        std::filesystem::create_directories(state / "topology.cache.rejected" / "full");
     }
 };
 
 TEST_F(UnsavableTopologyCacheTest, SaveFailureIsLogged) {
+    EXPECT_TRUE(log_shows(*world_, "cannot be moved aside")) << world_->daemon_log();
     EXPECT_TRUE(log_shows(*world_, "cannot save topology cache")) << world_->daemon_log();
     EXPECT_NE(world_->daemon_log().find("unknown after a restart"), std::string::npos);
 }
