@@ -1,7 +1,6 @@
 #include "render_map.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <set>
 #include <string_view>
@@ -203,6 +202,7 @@ public:
           holds_(holds),
           width_(std::max(options.width, kMinMapWidth)),
           lines_(options.color) {
+        // threads_ points into cpus_: the renderer is neither copied nor moved.
         std::sort(holds_.begin(), holds_.end(),
                   [](const HoldInfo& a, const HoldInfo& b) { return a.id < b.id; });
         held_by_.assign(holds_.size(), 0);
@@ -237,6 +237,9 @@ public:
             modes_.push_back(mode_of(i));
         }
     }
+
+    MapRenderer(const MapRenderer&) = delete;
+    MapRenderer& operator=(const MapRenderer&) = delete;
 
     std::string render() {
         if (threads_.empty()) {

@@ -41,8 +41,9 @@ inline constexpr std::size_t kMinMapWidth = 40;
 // package, die) is shown when it splits its parent; a level that matches its parent one to one
 // is named in the parent's header ("package 0, node 0"); one with a single value is left out.
 // CPUs whose package is unknown (offline since before the daemon first saw them) are under
-// "package ?". `protected_cpus` and the holds' cpus are cpulists; a malformed one marks
-// nothing.
+// "package ?"; an unknown die or node is left out. Under the legend, one line per hold (its
+// letter, id, CPUs in the map, state, who). `protected_cpus` and the holds' cpus are
+// cpulists; a malformed one marks nothing.
 std::string render_map(const std::vector<TopologyCpu>& cpus, const std::string& protected_cpus,
                        const std::vector<HoldInfo>& holds, const MapOptions& options = {});
 
