@@ -1,5 +1,7 @@
-// `cpuctl topology --map` (render_map): golden outputs on the machines of the other tests,
-// plain and in colour, and that no line is wider than the width.
+// `cpuctl topology --map` (render_map): golden outputs on fake sysfs trees (the machines of
+// the other tests, read as the daemon reads them), and on made-up topologies for the levels a
+// fake tree does not have (dies, nodes within a package); plain and in colour, and that no
+// line is wider than the width.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "fake_sysfs.h"
+#include "machine.h"
 #include "render_map.h"
+#include "topology.h"
 
 namespace cpuctl {
 namespace {
@@ -49,12 +54,41 @@ std::vector<TopologyCpu> machine(const Shape& s) {
     return cpus;
 }
 
-void set_offline(std::vector<TopologyCpu>& cpus, const std::vector<unsigned>& offline) {
-    for (auto& c : cpus) {
-        if (std::find(offline.begin(), offline.end(), c.cpu) != offline.end()) {
-            c.online = false;
-        }
+// What GetTopology says of a fake tree (tests/support) once `offline` went offline: the
+// daemon's read of the tree, its memory of the topology the kernel hid since, and its entries
+// as ManagerAdaptor::GetTopology makes them. With `seen_before`, the daemon read the tree
+// while every CPU was online; without, the CPUs were offline before it ever looked.
+std::vector<TopologyCpu> from_tree(const cpuhpd::test::FakeTopology& shape,
+                                   const std::vector<unsigned>& offline = {},
+                                   bool seen_before = true) {
+    cpuhpd::test::FakeSysfs tree(shape);
+    cpuhpd::TopologyMemory memory("");
+    if (seen_before) {
+        cpuhpd::read_machine(tree.paths(), memory);
     }
+    for (const unsigned cpu : offline) {
+        tree.set_online(cpu, false);
+    }
+    const auto state = cpuhpd::read_machine(tree.paths(), memory);
+    std::vector<TopologyCpu> cpus;
+    for (const unsigned cpu : (state.present | state.possible).members()) {
+        if (!state.present.contains(cpu) && state.topology.count(cpu) == 0) {
+            continue;
+        }
+        cpuhpd::CpuTopology topo;
+        if (const auto it = state.topology.find(cpu); it != state.topology.end()) {
+            topo = it->second;
+        }
+        cpus.push_back({cpu, topo.package, topo.die, topo.core, topo.node,
+                        topo.siblings.to_string(), state.online.contains(cpu),
+                        state.hotpluggable.contains(cpu)});
+    }
+    return cpus;
+}
+
+// The integration tests' machine (tests/integration/harness/world.h): a node per package.
+cpuhpd::test::FakeTopology smt16_tree() {
+    return {.nodes = 2};
 }
 
 HoldInfo hold(std::uint64_t id, const std::string& cpus, const std::string& state,
@@ -83,17 +117,7 @@ std::size_t widest_line(const std::string& text) {
     return widest;
 }
 
-std::vector<TopologyCpu> unknown_package1() {
-    auto cpus = machine({});
-    for (auto& c : cpus) {
-        if (c.package == 1) {
-            c.package = c.die = c.core = c.node = -1;
-            c.siblings = "";
-            c.online = false;
-        }
-    }
-    return cpus;
-}
+// Sub-NUMA clustering, made up: cores 0-3 on node 0, 4-7 on node 1, one package.
 std::vector<TopologyCpu> snc() {
     auto cpus = machine({.packages = 1, .cores_per_package = 8, .nodes = 1});
     for (auto& c : cpus) {
@@ -105,9 +129,7 @@ std::vector<TopologyCpu> snc() {
 // protected and without an online file; hold 3 has core 4 and core 5 offline, CPU 7 is
 // offline, not held.
 std::vector<TopologyCpu> smt16_held() {
-    auto cpus = machine({});
-    set_offline(cpus, {4, 5, 12, 13, 7});
-    return cpus;
+    return from_tree(smt16_tree(), {4, 5, 12, 13, 7});
 }
 
 std::string without_escapes(const std::string& text) {
@@ -123,7 +145,7 @@ std::string without_escapes(const std::string& text) {
 }
 
 TEST(CpuctlRenderMap, Smt16) {
-    EXPECT_EQ(plain(machine({})), R"(machine: 16 CPUs, 2 packages, 8 cores, 2 nodes
+    EXPECT_EQ(plain(from_tree(smt16_tree())), R"(machine: 16 CPUs, 2 packages, 8 cores, 2 nodes
   package 0, node 0: 8 of 8 online
     [ 0+#  8+ ]  [ 1+   9+ ]  [ 2+  10+ ]  [ 3+  11+ ]
   package 1, node 1: 8 of 8 online
@@ -147,7 +169,12 @@ a  hold 3: 4 CPUs held offline by live-update
 }
 
 TEST(CpuctlRenderMap, Numa8) {
-    EXPECT_EQ(plain(machine({.packages = 2, .cores_per_package = 4, .threads_per_core = 1})),
+    // As the guest tests' numa8: 2 sockets x 4 cores x 1 thread, nodes 0 (0-3) and 1 (4-7).
+    EXPECT_EQ(plain(from_tree({.packages = 2,
+                               .cores_per_package = 4,
+                               .threads_per_core = 1,
+                               .nodes = 2,
+                               .smt_control = "notsupported"})),
               R"(machine: 8 CPUs, 2 packages, 8 cores, 2 nodes
   package 0, node 0: 4 of 4 online
     [0+#]  [1+ ]  [2+ ]  [3+ ]
@@ -159,7 +186,7 @@ TEST(CpuctlRenderMap, Numa8) {
 }
 
 TEST(CpuctlRenderMap, Tree256FitsEightyColumns) {
-    const auto map = plain(machine({.packages = 2, .cores_per_package = 64}));
+    const auto map = plain(from_tree({.packages = 2, .cores_per_package = 64, .nodes = 2}));
     EXPECT_EQ(map, R"(machine: 256 CPUs, 2 packages, 128 cores, 2 nodes
   package 0, node 0: 128 of 128 online
     [  0+# 128+ ]  [  1+  129+ ]  [  2+  130+ ]  [  3+  131+ ]  [  4+  132+ ]
@@ -196,8 +223,8 @@ TEST(CpuctlRenderMap, Tree256FitsEightyColumns) {
 }
 
 TEST(CpuctlRenderMap, PackageWhollyOffline) {
-    auto cpus = machine({});
-    set_offline(cpus, {4, 5, 6, 7, 12, 13, 14, 15});
+    // The daemon saw package 1 online, then it went offline: the map keeps its cores.
+    const auto cpus = from_tree(smt16_tree(), {4, 5, 6, 7, 12, 13, 14, 15});
     EXPECT_EQ(plain(cpus), R"(machine: 16 CPUs, 2 packages, 8 cores, 2 nodes
   package 0, node 0: 8 of 8 online
     [ 0+#  8+ ]  [ 1+   9+ ]  [ 2+  10+ ]  [ 3+  11+ ]
@@ -210,7 +237,8 @@ TEST(CpuctlRenderMap, PackageWhollyOffline) {
 
 // Offline since before the daemon first saw them: the kernel shows no topology/ for them.
 TEST(CpuctlRenderMap, PackageOfflineSinceBootHasNoKnownTopology) {
-    EXPECT_EQ(plain(unknown_package1()), R"(machine: 16 CPUs, 1 package, 4 cores, 1 node
+    EXPECT_EQ(plain(from_tree(smt16_tree(), {4, 5, 6, 7, 12, 13, 14, 15}, false)),
+              R"(machine: 16 CPUs, 1 package, 4 cores, 1 node
   package 0: 8 of 8 online
     [ 0+#  8+ ]  [ 1+   9+ ]  [ 2+  10+ ]  [ 3+  11+ ]
   package ?: 0 of 8 online
@@ -222,7 +250,7 @@ package ?: offline since before cpuhpd first saw them (topology unknown)
 }
 
 TEST(CpuctlRenderMap, ProtectedCpu0) {
-    EXPECT_EQ(plain(machine({.cpu0_hotpluggable = true}), "0"),
+    EXPECT_EQ(plain(from_tree({.nodes = 2, .cpu0_hotpluggable = true}), "0"),
               R"(machine: 16 CPUs, 2 packages, 8 cores, 2 nodes
   package 0, node 0: 8 of 8 online
     [ 0+P  8+ ]  [ 1+   9+ ]  [ 2+  10+ ]  [ 3+  11+ ]
@@ -235,7 +263,7 @@ TEST(CpuctlRenderMap, ProtectedCpu0) {
 
 // # (no online file) wins over P; CPU 1 is protected and hotpluggable.
 TEST(CpuctlRenderMap, NotHotpluggableCpu) {
-    EXPECT_EQ(plain(machine({.packages = 1, .cores_per_package = 4, .nodes = 1}), "1"),
+    EXPECT_EQ(plain(from_tree({.packages = 1, .cores_per_package = 4}), "1"),
               R"(machine: 8 CPUs, 1 package, 4 cores, 1 node
   [0+# 4+ ]  [1+P 5+ ]  [2+  6+ ]  [3+  7+ ]
 
