@@ -17,9 +17,10 @@
 namespace cpuctl {
 namespace {
 
-// A machine numbered as x86 Linux numbers it (as tests/support's FakeSysfs): the first threads
-// of all cores, then the second threads, so CPU N and N + cores are siblings. Packages are
-// spread evenly over the nodes; every CPU online and hotpluggable but cpu0 (no online file).
+// Made-up topology data for what a fake tree lacks (dies; many holds): numbered as x86 Linux
+// numbers it (as tests/support's FakeSysfs), the first threads of all cores, then the second
+// threads, so CPU N and N + cores are siblings. Packages are spread evenly over the nodes;
+// every CPU online and hotpluggable but cpu0 (no online file).
 struct Shape {
     unsigned packages = 2;
     unsigned cores_per_package = 4;
