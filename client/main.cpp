@@ -11,6 +11,7 @@
 #include "daemon_client.h"
 #include "exit_codes.h"
 #include "hold_command.h"
+#include "map_command.h"
 #include "names.h"
 #include "profile_command.h"
 #include "progress.h"
@@ -71,6 +72,8 @@ struct Args {
     std::string who = "cpuctl";
     std::string why;
     bool no_restore = false;
+    bool map = false;  // topology --map, status --map
+    bool no_color = false;
 };
 
 void add_hold_options(CLI::App* sub, Args& a) {
@@ -196,6 +199,10 @@ int main(int argc, char** argv) {
     auto* topo =
         app.add_subcommand("topology", "show every CPU's node, package, die, core, siblings");
     topo->footer("\nExamples:\n  cpuctl topology\n  cpuctl topology --json");
+    for (auto* sub : {status, topo}) {
+        sub->add_flag("--map", a.map, "draw the machine: packages, cores, threads and their state");
+        sub->add_flag("--no-color", a.no_color, "--map without colour (none when not a terminal)");
+    }
 
     auto* smt =
         app.add_subcommand("smt", "take every secondary SMT thread offline, or back online");
@@ -251,6 +258,9 @@ int main(int argc, char** argv) {
                 }
             }
         }
+        if (a.map && a.json) {
+            throw CLI::ValidationError("--map", "a picture, not JSON: leave out --json");
+        }
         if (!a.command.empty() && a.json) {
             throw CLI::ValidationError("-- COMMAND", "--json: stdout is the command's");
         }
@@ -294,6 +304,9 @@ int main(int argc, char** argv) {
 
     try {
         cpuctl::DaemonClient client(bus_address, timeout);
+        if (a.map) {
+            return cpuctl::run_map_command(client, status->parsed(), a.no_color);
+        }
 
         if (status->parsed()) {
             auto s = client.status();

@@ -91,6 +91,7 @@ _cpuctl() {
         smt) words="$batch --dry-run --refuse-pinned --force $global" ;;
         plan) words="$batch --refuse-pinned --force $global" ;;
         cancel) words="--no-wait $global" ;;
+        status | topology) words="--map --no-color $global" ;;
         profile)
             words=$global
             ((nargs >= 1)) && words="--strategy --dry-run $global"
