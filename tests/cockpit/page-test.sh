@@ -5,8 +5,9 @@
 # --local-session=cockpit-bridge on a loopback port with that bus as the bridge's system bus
 # and the page found through XDG_DATA_DIRS, and headless Chromium driven by chromedriver
 # (page_test.py, Selenium): the map shows every CPU, an offline of two CPUs from the page
-# changes the tree and the map, a hold taken with cpuctl appears with who and why. The
-# screenshot is kept as OUT_DIR/cockpit-page.png. Everything listens on 127.0.0.1 or a Unix
+# changes the tree and the map, a hold taken with cpuctl appears with who and why and is
+# released from the page, a profile is applied and reverted from the page. The screenshot
+# is kept as OUT_DIR/cockpit-page.png. Everything listens on 127.0.0.1 or a Unix
 # socket in a temporary directory; every wait is bounded; every process started here is
 # stopped. Exit 77 (skipped) when a program it needs is missing, naming it.
 set -uo pipefail

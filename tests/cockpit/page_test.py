@@ -198,13 +198,17 @@ def main():
         assert driver.save_screenshot(path), "save_screenshot failed"
         step(f"screenshot {path} ({os.path.getsize(path)} bytes)")
 
-        # 5. The hold ends with its command: the page shows the CPUs back.
-        os.killpg(holder.pid, signal.SIGTERM)
-        holder.wait(timeout=WAIT)
+        # 5. An administrator breaks the hold from the page (ReleaseHold): the CPUs come back.
+        click(driver, f'#holds tr[data-hold="{row[0]}"] button')
+        step(f"clicked 'Release' on hold {row[0]}")
         until(driver, "the hold disappears and CPUs 4 and 5 come back",
               lambda d: not hold_row(d) and all(cells(d)[c][:2] == ("online", "1") for c in (4, 5)))
         assert online_file(4) == "1" and online_file(5) == "1"
-        step("cpuctl ended: the hold is gone from the page, CPUs 4 and 5 back online in the tree and the map")
+        until(driver, "the page says the hold was released",
+              lambda d: "Hold " + row[0] + " released." in d.find_element(By.ID, "alerts").text)
+        step("the hold is gone from the page, CPUs 4 and 5 back online in the tree and the map")
+        os.killpg(holder.pid, signal.SIGTERM)
+        holder.wait(timeout=WAIT)
 
         # 6. A profile applied and reverted from the page.
         package1 = [4, 5, 6, 7, 12, 13, 14, 15]
