@@ -338,9 +338,9 @@
                 el("td", { text: h.id }),
                 el("td", { class: "mono", text: h.cpus }),
                 el("td", { text: h.state + (h.restore ? "" : " (no restore)") }),
-                el("td", { class: "who", text: h.who }),
+                el("td", { class: "who nowrap", text: h.who }),
                 el("td", { class: "why", text: h.why || "—" }),
-                el("td", { title: when.text + " · holder " + h.holder, text: when.ago }),
+                el("td", { class: "nowrap", title: when.text + " · holder " + h.holder, text: when.ago }),
                 el("td", {}, el("button", {
                     type: "button",
                     class: "plain danger",
