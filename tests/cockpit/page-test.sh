@@ -4,7 +4,8 @@
 # 16-CPU sysfs tree (2 packages x 4 cores x 2 threads, per-CPU strategy), cockpit-ws
 # --local-session=cockpit-bridge on a loopback port with that bus as the bridge's system bus
 # and the page found through XDG_DATA_DIRS, and headless Chromium driven by chromedriver
-# (page_test.py, Selenium): the map shows every CPU, an offline of two CPUs from the page
+# (page_test.py, Selenium) through Cockpit's shell (its menu lists the page, which runs in
+# the shell's iframe): the map shows every CPU, an offline of two CPUs from the page
 # changes the tree and the map, a hold taken with cpuctl appears with who and why and is
 # released from the page, a profile is applied and reverted from the page. The screenshot
 # is kept as OUT_DIR/cockpit-page.png. Everything listens on 127.0.0.1 or a Unix
@@ -28,6 +29,7 @@ done
 [ -n "$cockpit_ws" ] || missing+=("cockpit-ws (cockpit-ws)")
 [ -f /usr/share/cockpit/base1/cockpit.js ] || [ -f /usr/share/cockpit/base1/cockpit.js.gz ] ||
     missing+=("/usr/share/cockpit/base1/cockpit.js (cockpit-bridge)")
+[ -f /usr/share/cockpit/shell/manifest.json ] || missing+=("/usr/share/cockpit/shell (cockpit-system)")
 if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import selenium.webdriver' 2>/dev/null; then
     missing+=("python3 selenium (python3-selenium)")
 fi
@@ -152,7 +154,7 @@ mkdir -p "$out"
 rm -f "$out/cockpit-page.png"
 # The browser test itself; it starts chromedriver and chromium, and the holding cpuctl,
 # and stops them (its process group is stopped at exit too).
-start page-test env URL="$url" BUS="$bus" CPUCTL="$cpuctl" SYSFS="$sys" OUT="$out" \
+start page-test env BASE="http://127.0.0.1:$port" BUS="$bus" CPUCTL="$cpuctl" SYSFS="$sys" OUT="$out" \
     TMPDIR="$tmp" HOME="$tmp/home" /usr/bin/python3 "$here/page_test.py"
 test_pid=${pids[-1]}
 # page_test.py bounds each of its waits; this bounds the whole.

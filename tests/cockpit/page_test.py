@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The Cockpit page in headless Chromium (page-test.sh starts everything else).
 
-Environment: URL (the page on cockpit-ws), BUS (the private bus), CPUCTL, SYSFS (the fake
-tree's root), OUT (where the screenshot goes). Each step prints a line; any failure raises
+The page is opened as an admin would: Cockpit's shell at BASE/cpuhpd, which lists it in
+its menu (the manifest) and runs it in an iframe; the steps run inside that frame.
+Environment: BASE (cockpit-ws, http://127.0.0.1:PORT), BUS (the private bus), CPUCTL,
+SYSFS (the fake tree's root), OUT (where the screenshot goes). Each step prints a line; any failure raises
 with what the page showed. Every wait is bounded.
 """
 import os
@@ -18,7 +20,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-URL = os.environ["URL"]
+BASE = os.environ["BASE"]
 BUS = os.environ["BUS"]
 CPUCTL = os.environ["CPUCTL"]
 SYSFS = os.environ["SYSFS"]
@@ -125,8 +127,16 @@ def main():
     holder = None
     try:
         driver.set_page_load_timeout(WAIT)
-        step(f"loading {URL}")
-        driver.get(URL)
+        url = BASE + "/cpuhpd"
+        step(f"loading {url} (Cockpit's shell)")
+        driver.get(url)
+        until(driver, "the shell's menu lists 'CPU hotplug' (manifest.json)", lambda d: [
+            a for a in d.find_elements(By.CSS_SELECTOR, "nav a") if a.text.strip() == "CPU hotplug"])
+        frame = until(driver, "the shell opens the page in its iframe", lambda d: [
+            f for f in d.find_elements(By.TAG_NAME, "iframe")
+            if f.get_attribute("name") == "cockpit1:localhost/cpuhpd"])[0]
+        step(f"shell: menu entry 'CPU hotplug', page in iframe {frame.get_attribute('name')}")
+        driver.switch_to.frame(frame)
 
         # 1. The map with every CPU, in its packages and cores.
         until(driver, "the map shows all 16 CPUs, online", lambda d: len(cells(d)) == CPUS and
@@ -188,14 +198,19 @@ def main():
         step(f"holds table: hold {row[0]}, CPUs {row[1]}, {row[2]}, who '{row[3]}', why '{row[4]}'; "
              "map: 4, 5 held offline (badge H" + row[0] + ")")
 
-        # 4. The screenshot: the whole page.
+        # 4. The screenshot: the shell with the whole page in it.
         height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+        driver.switch_to.default_content()
+        top = int(driver.execute_script(
+            "return document.querySelector('iframe[name=\"cockpit1:localhost/cpuhpd\"]')"
+            ".getBoundingClientRect().top"))
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": 1280, "height": min(height, 3000), "deviceScaleFactor": 1, "mobile": False})
-        time.sleep(0.3)  # one layout after the resize
+            "width": 1400, "height": min(top + height, 3000), "deviceScaleFactor": 1, "mobile": False})
+        time.sleep(0.5)  # one layout after the resize
         os.makedirs(OUT, exist_ok=True)
         path = os.path.join(OUT, "cockpit-page.png")
         assert driver.save_screenshot(path), "save_screenshot failed"
+        driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, 'iframe[name="cockpit1:localhost/cpuhpd"]'))
         step(f"screenshot {path} ({os.path.getsize(path)} bytes)")
 
         # 5. An administrator breaks the hold from the page (ReleaseHold): the CPUs come back.
@@ -229,7 +244,7 @@ def main():
         assert online_file(2) == "0" and online_file(3) == "0", "the revert brought back CPUs it never took"
         step("clicked 'Revert': 4-7,12-15 back online, 2-3 still offline")
 
-        # 7. Browser console: no errors from the page.
+        # 7. Browser console: no errors from the page or the shell.
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert not errors, f"browser console errors: {errors}"
         step("no errors in the browser console")
