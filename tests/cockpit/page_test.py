@@ -26,7 +26,7 @@ CPUCTL = os.environ["CPUCTL"]
 SYSFS = os.environ["SYSFS"]
 OUT = os.environ["OUT"]
 CPUS = 16
-WAIT = 20  # seconds, for each step
+WAIT = 30  # seconds, for each step (a loaded machine)
 
 started = time.monotonic()
 
@@ -126,7 +126,7 @@ def main():
     driver = browser()
     holder = None
     try:
-        driver.set_page_load_timeout(WAIT)
+        driver.set_page_load_timeout(60)
         url = BASE + "/cpuhpd"
         step(f"loading {url} (Cockpit's shell)")
         driver.get(url)
