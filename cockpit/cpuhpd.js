@@ -194,6 +194,14 @@
         return online.has(t.cpu) ? "online" : "offline";
     }
 
+    // The threads a core or package name selects: those that can change (as selectors
+    // leave out protected CPUs and those without an online file; the daemon refuses them
+    // when named by number).
+    function changeable(threads) {
+        const protectedCpus = parseCpulist(props.Protected);
+        return threads.filter((t) => t.hotpluggable && !protectedCpus.has(t.cpu)).map((t) => t.cpu);
+    }
+
     function toggle(cpus) {
         const all = cpus.every((c) => state.selected.has(c));
         for (const c of cpus) {
@@ -217,9 +225,10 @@
         const packages = new Map();
         for (const t of state.topology) {
             if (!packages.has(t.package))
-                packages.set(t.package, { node: t.node, dies: new Map(), cpus: [] });
+                packages.set(t.package, { node: t.node, dies: new Map(), cpus: [], threads: [] });
             const pkg = packages.get(t.package);
             pkg.cpus.push(t.cpu);
+            pkg.threads.push(t);
             if (!pkg.dies.has(t.die))
                 pkg.dies.set(t.die, new Map());
             const cores = pkg.dies.get(t.die);
@@ -272,7 +281,7 @@
                             class: "core-label plain",
                             title: "Select the threads of core " + coreId,
                             text: "core " + coreId,
-                            onclick: () => toggle(threads.map((t) => t.cpu)),
+                            onclick: () => toggle(changeable(threads)),
                         }),
                         el("div", { class: "threads" }, cells),
                     ]));
@@ -288,7 +297,7 @@
                         type: "button",
                         class: "package-label plain",
                         title: "Select the threads of package " + pkgId,
-                        onclick: () => toggle(pkg.cpus),
+                        onclick: () => toggle(changeable(pkg.threads)),
                     }, ["Package " + pkgId, nodes.size > 1 && pkg.node >= 0 ? " · node " + pkg.node : ""]),
                     el("span", { class: "package-count", text: onlineHere + " of " + pkg.cpus.length + " online" }),
                 ]),
