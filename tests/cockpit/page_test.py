@@ -160,7 +160,17 @@ def main():
         assert profiles == ["evacuate-package-1", "lean"], profiles
         step(f"map: 2 packages x 4 cores x 2 threads, all 16 CPUs; summary '{summary}'")
 
-        # 2. Offline of two CPUs from the page: click them, then "Take offline".
+        # 2. Selection: a package's name selects its threads that can change (not cpu0, which has
+        # no online file, nor the protected cpu1); "Clear selection" empties it.
+        click(driver, '#map .package[data-package="0"] .package-label')
+        mask = driver.find_element(By.ID, "mask").get_attribute("value")
+        assert mask == "2-3,8-11", f"package 0 selected the mask {mask!r}"
+        click(driver, "#clear-btn")
+        until(driver, "the selection is cleared", lambda d: not d.find_element(By.ID, "mask").get_attribute("value")
+              and not d.find_elements(By.CSS_SELECTOR, "#map .cpu.selected"))
+        step("clicked 'Package 0': mask '2-3,8-11' (not 0: no online file, not 1: protected); cleared")
+
+        # 3. Offline of two CPUs from the page: click them, then "Take offline".
         for c in (2, 3):
             click(driver, f'#map [data-cpu="{c}"]')
         mask = driver.find_element(By.ID, "mask").get_attribute("value")
@@ -177,7 +187,7 @@ def main():
                       lambda d: [line for line in batch_lines(d) if "changed 2-3" in line])
         step(f"tree: cpu2/online=0 cpu3/online=0, others 1; map: 2, 3 offline; Last batches: '{batch[0]}'")
 
-        # 3. A hold taken with the real cpuctl appears with who and why.
+        # 4. A hold taken with the real cpuctl appears with who and why.
         holder = subprocess.Popen(
             [CPUCTL, "--bus-address", BUS, "offline", "--who", "live-update", "--why", "kernel update",
              "4-5", "--", "sleep", "60"],
@@ -198,7 +208,7 @@ def main():
         step(f"holds table: hold {row[0]}, CPUs {row[1]}, {row[2]}, who '{row[3]}', why '{row[4]}'; "
              "map: 4, 5 held offline (badge H" + row[0] + ")")
 
-        # 4. The screenshot: the shell with the whole page in it.
+        # 5. The screenshot: the shell with the whole page in it.
         height = int(driver.execute_script("return document.documentElement.scrollHeight"))
         driver.switch_to.default_content()
         top = int(driver.execute_script(
@@ -213,7 +223,7 @@ def main():
         driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, 'iframe[name="cockpit1:localhost/cpuhpd"]'))
         step(f"screenshot {path} ({os.path.getsize(path)} bytes)")
 
-        # 5. An administrator breaks the hold from the page (ReleaseHold): the CPUs come back.
+        # 6. An administrator breaks the hold from the page (ReleaseHold): the CPUs come back.
         click(driver, f'#holds tr[data-hold="{row[0]}"] button')
         step(f"clicked 'Release' on hold {row[0]}")
         until(driver, "the hold disappears and CPUs 4 and 5 come back",
@@ -225,7 +235,7 @@ def main():
         os.killpg(holder.pid, signal.SIGTERM)
         holder.wait(timeout=WAIT)
 
-        # 6. A profile applied and reverted from the page.
+        # 7. A profile applied and reverted from the page.
         package1 = [4, 5, 6, 7, 12, 13, 14, 15]
         click(driver, '#profiles button[data-profile="evacuate-package-1"]')
         step("clicked 'Apply' on profile evacuate-package-1 (package:1)")
@@ -244,7 +254,7 @@ def main():
         assert online_file(2) == "0" and online_file(3) == "0", "the revert brought back CPUs it never took"
         step("clicked 'Revert': 4-7,12-15 back online, 2-3 still offline")
 
-        # 7. Browser console: no errors from the page or the shell.
+        # 8. Browser console: no errors from the page or the shell.
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         assert not errors, f"browser console errors: {errors}"
         step("no errors in the browser console")
