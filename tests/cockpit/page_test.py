@@ -146,17 +146,15 @@ def main():
         assert state[0][0] == "fixed", f"cpu0 has no online file: {state[0]}"
         assert state[1][0] == "protected", f"cpu1 is protected: {state[1]}"
         assert all(state[c] == ("online", "1", None) for c in range(2, CPUS)), state
-        packages = driver.find_elements(By.CSS_SELECTOR, "#map .package")
-        assert len(packages) == 2, f"{len(packages)} packages"
-        for p in packages:
-            cores = p.find_elements(By.CSS_SELECTOR, ".core")
-            assert len(cores) == 4, f"package {p.get_attribute('data-package')}: {len(cores)} cores"
-            for core in cores:
-                assert len(core.find_elements(By.CSS_SELECTOR, "[data-cpu]")) == 2
+        # The map's shape, read in one script: threads per core, per package.
+        shape = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#map .package')).map(p => Array.from("
+            "p.querySelectorAll('.core')).map(c => c.querySelectorAll('[data-cpu]').length))")
+        assert shape == [[2, 2, 2, 2], [2, 2, 2, 2]], f"threads per core, per package: {shape}"
         summary = driver.find_element(By.ID, "summary").text
         assert summary.startswith("16 CPUs · 16 online · 0 offline"), summary
-        profiles = [e.get_attribute("data-profile")
-                    for e in driver.find_elements(By.CSS_SELECTOR, "#profiles tbody tr")]
+        profiles = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#profiles tbody tr')).map(r => r.dataset.profile)")
         assert profiles == ["evacuate-package-1", "lean"], profiles
         step(f"map: 2 packages x 4 cores x 2 threads, all 16 CPUs; summary '{summary}'")
 
