@@ -4,9 +4,10 @@
 # profile tests run the real one there; zsh: the
 # zsh completion's test; python3-gi: the Python client example of docs/clients.md, run by
 # the integration tests; tmux: `cpuctl topology --map` checked in an 80-column pane), the
-# guest demo and the benchmark (scripts/bench.sh: matplotlib
-# for its plots, util-linux chcpu as a peer) and the systemd guest (mmdebstrap: its Debian
-# root) need.
+# guest demo and the benchmark (scripts/bench.sh: matplotlib for its plots, util-linux chcpu
+# as a peer), the systemd guest (mmdebstrap: its Debian root) and the Cockpit page's browser
+# test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
+# headless chromium driven by chromium-driver through python3-selenium) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
@@ -18,6 +19,7 @@ pkgs=(
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat mmdebstrap
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
   python3-matplotlib python3-numpy util-linux
+  cockpit-ws cockpit-bridge cockpit-system chromium chromium-driver python3-selenium
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,7 +5,8 @@
 #
 #   scripts/test.sh                 everything
 #   scripts/test.sh -L unit         only one ctest label (unit, integration, fuzz, '^vm$',
-#                                   vm-bulk, bench-smoke: scripts/bench.sh --quick)
+#                                   vm-bulk, bench-smoke: scripts/bench.sh --quick,
+#                                   browser: the Cockpit page in headless Chromium)
 #
 # The fuzz label builds the libFuzzer targets with clang (tests/fuzz/run.sh) and runs each
 # for 60 s under ASan and UBSan.
