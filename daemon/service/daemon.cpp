@@ -19,21 +19,8 @@ namespace cpuhpd {
 
 namespace {
 
-// Changes one caller may have waiting for their replies (admission, queue and batch).
-constexpr std::size_t kMaxUnansweredPerCaller = 2 * kMaxQueuedPerCaller;
-
 // BatchProgress at most this often per batch (plus the final one).
 constexpr auto kProgressInterval = std::chrono::milliseconds(200);
-
-std::filesystem::path prepare_state_dir(const std::filesystem::path& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) {
-        throw std::runtime_error("cannot create the state directory " + dir.string() + ": " +
-                                 ec.message());
-    }
-    return dir;
-}
 
 // SIGTERM or SIGINT came during the start-up. They are blocked in every thread (the loop takes
 // them through a signalfd once it runs), so until then they wait as pending: the start-up
@@ -66,70 +53,50 @@ std::string duration_text(std::chrono::microseconds duration) {
     return std::to_string(duration.count()) + "us";
 }
 
+EngineSetup engine_setup(const Config& config) {
+    EngineSetup setup;
+    setup.sysfs_root = config.sysfs_root;
+    setup.proc_root = config.proc_root;
+    setup.cgroup_root = config.cgroup_root;
+    setup.state_dir = config.state_dir;
+    setup.settings = config.engine;
+    setup.profiles = config.profiles;
+    return setup;
+}
+
+log::Level level_of(Notice::Level level) {
+    switch (level) {
+        case Notice::Level::Info:
+            return log::Level::Info;
+        case Notice::Level::Warning:
+            return log::Level::Warning;
+        case Notice::Level::Error:
+            return log::Level::Error;
+    }
+    return log::Level::Info;
+}
+
 }  // namespace
 
 Daemon::Daemon(Config config)
     : config_(std::move(config)),
-      paths_(config_.sysfs_root),
-      journal_(prepare_state_dir(config_.state_dir),
-               [](const std::string& problem) { log::warning(problem); }),
-      memory_(config_.state_dir / "topology.cache"),
-      runner_(
-          paths_, writer_, journal_, [this] { return read_state(); }, config_.engine,
-          config_.proc_root, config_.cgroup_root, config_.state_dir / "partitions"),
-      progress_throttle_(kProgressInterval) {
-    if (const auto problem = memory_.load()) {
-        log::warning("ignoring the topology cache: " + *problem);
-    }
-    state_ = read_state();
-    if (state_.present.empty()) {
-        throw std::runtime_error("no CPUs found below " + paths_.cpu_dir().string());
-    }
-}
+      progress_throttle_(kProgressInterval),
+      engine_(engine_setup(config_), writer_, *this,
+              [this](std::function<void()> task) { loop_.post(std::move(task)); }) {}
 
 Daemon::~Daemon() = default;
-
-MachineState Daemon::read_state() {
-    const std::lock_guard lock(read_mutex_);
-    MachineState state = read_machine(paths_, memory_);
-    // Without the cache, "package:1" stops resolving after a restart while package 1 is
-    // offline: say so once per distinct failure, and once when it works again.
-    if (memory_.save_error() != reported_save_error_) {
-        if (memory_.save_error()) {
-            log::warning(*memory_.save_error() +
-                         "; the topology of offline CPUs will be unknown after a restart");
-        } else {
-            log::info("topology cache saved again");
-        }
-        reported_save_error_ = memory_.save_error();
-    }
-    // Posted under the lock, so the main thread adopts the reads in the order they were made.
-    loop_.post([this, state] { adopt(state); });
-    return state;
-}
-
-void Daemon::adopt(MachineState state) {
-    state_ = std::move(state);
-    schedule_announce();
-}
 
 const MachineState& Daemon::state() {
     // Without uevents the tree is read again for each D-Bus message, once: a GetAll of
     // every property, or a method that asks several times, reads it once.
     if (!watch_uevents_ && !state_read_for_message_) {
-        refresh();
+        engine_.refresh();
         state_read_for_message_ = true;
     }
-    return state_;
+    return engine_.state();
 }
 
-void Daemon::refresh() {
-    // Needed now, for this message; read_state() also posted its adoption (and the
-    // announcement of any change) to this loop.
-    state_ = read_state();
-}
-
-void Daemon::schedule_announce() {
+void Daemon::state_changed() {
     if (announce_pending_ || !adaptor_) {
         return;
     }
@@ -142,91 +109,86 @@ void Daemon::schedule_announce() {
     });
 }
 
-std::uint64_t Daemon::count_unanswered(const std::string& caller) {
-    if (stopping_) {
-        throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+void Daemon::notice(const Notice& notice) {
+    std::vector<log::Field> fields;
+    fields.reserve(notice.fields.size());
+    for (const auto& [key, value] : notice.fields) {
+        fields.emplace_back(key, value);
     }
-    // Bounds what one caller can make the admission thread do (each change is resolved
-    // there, a maximum-size mask in milliseconds) and what it holds in memory.
-    std::size_t& count = unanswered_by_caller_[caller];
-    if (count >= kMaxUnansweredPerCaller) {
-        throw Refusal(RefusalKind::Busy, "this caller has " +
-                                             std::to_string(kMaxUnansweredPerCaller) +
-                                             " changes unanswered already (the most one caller "
-                                             "may have); wait for their replies");
-    }
-    ++count;
-    return next_token_++;
-}
-
-std::optional<Daemon::Unanswered> Daemon::take_unanswered(std::uint64_t token) {
-    const auto it = unanswered_.find(token);
-    if (it == unanswered_.end()) {
-        return std::nullopt;
-    }
-    Unanswered entry = std::move(it->second);
-    unanswered_.erase(it);
-    if (const auto count = unanswered_by_caller_.find(entry.caller);
-        count != unanswered_by_caller_.end() && --count->second == 0) {
-        unanswered_by_caller_.erase(count);
-    }
-    return entry;
+    log::write(level_of(notice.level), notice.text, fields);
 }
 
 void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
-    const std::uint64_t token = count_unanswered(ask.caller);
-    unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
-    admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
+    engine_.change(std::move(ask), std::move(done));
 }
 
 std::uint64_t Daemon::cancel(std::uint64_t batch_id, const std::string& caller) {
-    if (stopping_) {
-        throw Refusal(RefusalKind::Busy,
-                      std::string("cpuhpd is stopping; the batch in flight is being ") +
-                          (config_.on_stop == StopPolicy::Cancel ? "cancelled" : "finished"));
-    }
-    // No batch runs unless run() made the executor, and only begin_stop() lets it go.
-    const std::uint64_t cancelled = executor_ ? executor_->cancel(batch_id) : 0;
-    if (cancelled == 0) {
-        throw Refusal(RefusalKind::NoSuchBatch, "no batch is running");
-    }
+    const std::uint64_t cancelled = engine_.cancel(batch_id);
     log::info("batch " + std::to_string(cancelled) + ": cancel requested by " +
                   (caller.empty() ? std::string("a caller") : caller),
               {{"BATCH_ID", std::to_string(cancelled)}});
     return cancelled;
 }
 
-void Daemon::admit(std::uint64_t token, const ChangeAsk& ask) {
-    try {
-        if (!executor_) {
-            throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+void Daemon::hold(HoldAsk ask, std::function<void(HoldAnswer)> done) {
+    // The hold's fd, made when the engine binds the hold to its holder.
+    auto fd = std::make_shared<sdbus::UnixFd>();
+    ask.bind = [this, fd](const Hold& hold) {
+        if (!hold_links_) {
+            throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; the hold was not kept");
         }
-        const MachineState state = read_state();
-        // Called on the worker thread (or right here for a dry run): hand the result back
-        // to the main thread, where the reply is sent.
-        executor_->submit(resolve(ask, state, config_.engine), state,
-                          [this, token](RequestResult result) {
-                              loop_.post([this, token, result = std::move(result)]() mutable {
-                                  complete(token, std::move(result));
-                              });
-                          });
-    } catch (...) {
-        loop_.post([this, token, error = std::current_exception()] { complete(token, error); });
+        try {
+            *fd = hold_links_->link(hold.id, *connection_, hold.holder);
+        } catch (const std::exception& error) {
+            log::warning("hold " + std::to_string(hold.id) +
+                         ": cannot link it to a file descriptor: " + error.what());
+            throw;
+        }
+    };
+    engine_.hold(std::move(ask), [fd, done = std::move(done)](HoldOutcome outcome) {
+        if (auto* taken = std::get_if<HoldTaken>(&outcome)) {
+            // If the holder is gone by now, the reply goes nowhere, its end of the fd closes
+            // with it, and the hold ends as if the holder had closed it.
+            done(HeldCpus{taken->id, std::move(*fd), std::move(taken->result)});
+        } else {
+            done(std::get<std::exception_ptr>(outcome));
+        }
+    });
+}
+
+void Daemon::release_hold(std::uint64_t id, const std::string& caller,
+                          std::function<void(ReleaseAnswer)> done) {
+    engine_.release(id, caller, std::move(done));
+}
+
+void Daemon::hold_ended(const Hold& hold) {
+    if (hold_links_) {
+        hold_links_->unlink(hold.id);
     }
 }
 
-void Daemon::complete(std::uint64_t token, ChangeAnswer answer) {
-    auto entry = take_unanswered(token);
-    if (!entry) {
-        return;
+void Daemon::holds_changed() {
+    if (adaptor_) {
+        adaptor_->announce_holds();
     }
-    if (const auto* result = std::get_if<RequestResult>(&answer)) {
-        log_result(*result);
-    }
-    entry->done(std::move(answer));
+    state_changed();
 }
 
-void Daemon::log_result(const RequestResult& result) const {
+void Daemon::apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) {
+    engine_.apply_profile(std::move(ask), std::move(done));
+}
+
+void Daemon::profile_change_ended() {
+    // After the caller's reply: the power profile follower's switch that waited for this
+    // change comes next.
+    loop_.post([this] {
+        if (power_profiles_) {
+            power_profiles_->profile_change_ended();
+        }
+    });
+}
+
+void Daemon::request_finished(const RequestResult& result) {
     const std::string action = to_string(result.action);
     if (result.refusal) {
         log::info(action + " " + result.mask + " refused: " + result.refusal->what(),
@@ -257,7 +219,7 @@ void Daemon::log_result(const RequestResult& result) const {
     }
 }
 
-void Daemon::on_batch_finished(const BatchReport& report) {
+void Daemon::batch_finished(const BatchReport& report) {
     for (const auto& change : report.partitions) {
         const std::string text = "batch " + std::to_string(report.batch_id) +
                                  ": cpuset partition " + change.path + " (" + change.kind +
@@ -309,7 +271,7 @@ void Daemon::on_batch_finished(const BatchReport& report) {
 }
 
 // Worker thread.
-void Daemon::on_progress(std::uint64_t batch_id, std::size_t done, std::size_t total) {
+void Daemon::batch_progress(std::uint64_t batch_id, std::size_t done, std::size_t total) {
     if (!progress_throttle_.admit(batch_id, done, total, std::chrono::steady_clock::now())) {
         return;
     }
@@ -363,21 +325,17 @@ void Daemon::start_uevents() {
         // At most one re-read waiting, however many uevents come; it runs on the admission
         // thread, so a slow sysfs file never stalls this loop. During a batch the uevents
         // are our own and the batch's last read covers them.
-        if (uevents_->drain() && !busy_ && !refresh_queued_.exchange(true)) {
-            admission_->post([this] {
-                refresh_queued_ = false;  // a uevent from now on queues another re-read
-                read_state();             // adopted on the main thread
-            });
+        if (uevents_->drain()) {
+            engine_.refresh_later();
         }
     });
     watch_uevents_ = true;
 }
 
 void Daemon::begin_stop() {
-    if (stopping_) {
+    if (engine_.stopping()) {
         return;
     }
-    stopping_ = true;
     const bool cancel = config_.on_stop == StopPolicy::Cancel;
     sd_notify(0, cancel ? "STOPPING=1\nSTATUS=Cancelling the batch in flight"
                         : "STOPPING=1\nSTATUS=Finishing the batch in flight");
@@ -392,30 +350,13 @@ void Daemon::begin_stop() {
     log::info(std::string("released ") + dbus::kBusName +
               (cancel ? "; cancelling the batch in flight (on_stop: cancel)"
                       : "; finishing the batch in flight (on_stop: finish)"));
-    // The executor lives until the task below resets it, which only this function posts.
-    if (cancel) {
-        executor_->cancel_all();
-    }
-    // After the changes admitted before it: the executor's destructor waits for the batch in
-    // flight (cancelled: it stops after the write in flight and rolls atomic requests back)
-    // and answers the queued requests Busy, through loop_.post(), which this loop keeps
-    // serving meanwhile.
-    admission_->post([this] {
-        executor_.reset();
-        loop_.post([this] { loop_.exit(0); });
-    });
+    // The engine answers the queued requests Busy through loop_.post(), which this loop
+    // keeps serving until the batch in flight is over.
+    engine_.stop(cancel, [this] { loop_.exit(0); });
 }
 
 void Daemon::recover_interrupted_batch() {
-    // Its own runner, with no journal: the journal being recovered stays in place until
-    // recovery is done, so a crash during recovery recovers again at the next start.
-    NullJournal no_journal;
-    BatchRunner recovery_runner(
-        paths_, writer_, no_journal, [this] { return read_state(); }, config_.engine);
-    last_recovery_ = recover(
-        config_.state_dir, paths_, writer_, recovery_runner, [this] { return read_state(); },
-        config_.engine);
-    const RecoveryReport& r = last_recovery_;
+    const RecoveryReport& r = engine_.recover();
     if (r.outcome == RecoveryOutcome::None) {
         return;
     }
@@ -430,12 +371,12 @@ void Daemon::recover_interrupted_batch() {
                 {"RESTORED_CPUS", r.restored.to_string()},
                 {"KEPT_CPUS", r.kept.to_string()},
                 {"FAILED_CPUS", r.failed.to_string()}});
-    state_ = read_state();
+    engine_.refresh();
 }
 
 void Daemon::settle_partitions() {
     std::optional<std::string> problem;
-    for (const auto& change : runner_.settle_partitions(problem)) {
+    for (const auto& change : engine_.settle_partitions(problem)) {
         const std::string what = "cpuset partition " + change.path + ": gave back CPU " +
                                  (change.after - change.before).to_string() +
                                  " taken before a restart";
@@ -452,37 +393,23 @@ void Daemon::settle_partitions() {
 }
 
 int Daemon::run() {
-    Executor::Observers observers;
-    observers.batch_finished = [this](const BatchReport& report) {
-        loop_.post([this, report] { on_batch_finished(report); });
-    };
-    observers.progress = [this](std::uint64_t batch_id, std::size_t done, std::size_t total) {
-        on_progress(batch_id, done, total);
-    };
-    observers.busy_changed = [this](bool busy) {
-        loop_.post([this, busy] {
-            busy_ = busy;
-            schedule_announce();
-        });
-    };
     if (stopped_while_starting("before recovery")) {
         return 0;
     }
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
     settle_partitions();
-    load_active_profile();
+    engine_.load_active_profile();
     if (stopped_while_starting("after recovery")) {
         return 0;
     }
-    executor_ = std::make_unique<Executor>(runner_, config_.engine, std::move(observers), &holds_);
-    admission_ = std::make_unique<TaskThread>();
+    engine_.start();
     // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
     // heard. One more read (nothing is served yet) covers what changed since the
     // constructor's.
     start_uevents();
     if (watch_uevents_) {
-        state_ = read_state();
+        engine_.refresh();
     }
 
     try {
@@ -499,7 +426,8 @@ int Daemon::run() {
     // As hostnamed: publish the object first, then take the name, then report ready.
     adaptor_ = std::make_unique<ManagerAdaptor>(*connection_, *this);
     hold_links_ = std::make_unique<HoldLinks>(
-        loop_, [this](std::uint64_t id, const std::string& reason) { end_hold(id, reason, {}); });
+        loop_,
+        [this](std::uint64_t id, const std::string& reason) { engine_.end_hold(id, reason); });
     try {
         connection_->requestName(dbus::kBusName);
     } catch (const sdbus::Error& error) {
@@ -521,15 +449,15 @@ int Daemon::run() {
     }
 
     log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
-                  " bus; online " + state_.online.to_string() + ", capabilities " +
+                  " bus; online " + engine_.state().online.to_string() + ", capabilities " +
                   [this] {
                       std::string names;
-                      for (const auto kind : state_.capabilities()) {
+                      for (const auto kind : engine_.state().capabilities()) {
                           names += (names.empty() ? "" : ",") + to_string(kind);
                       }
                       return names;
                   }(),
-              {{"CPUS", state_.online.to_string()}});
+              {{"CPUS", engine_.state().online.to_string()}});
     sd_notify(0, "READY=1\nSTATUS=Serving org.cpuhpd1");
 
     const int code = loop_.run();
@@ -539,14 +467,13 @@ int Daemon::run() {
     // the batch; after a failure of the loop (the bus went away) the changes waiting to be
     // admitted are queued and the batch in flight is finished here. Queued requests are
     // answered Busy; then those replies are delivered and the bus is let go.
-    if (!stopping_) {
+    if (!engine_.stopping()) {
         sd_notify(0, "STOPPING=1\nSTATUS=Finishing the batch in flight");
     }
-    admission_.reset();
-    executor_.reset();
+    engine_.shutdown();
     loop_.drain();
     loop_.drain();
-    if (const auto holds = holds_.list(); !holds.empty()) {
+    if (const auto holds = engine_.holds(); !holds.empty()) {
         log::info(std::to_string(holds.size()) +
                   " hold(s) end with the service, without a restore; their CPUs stay as they are");
     }

@@ -80,7 +80,7 @@ void init(Level level) {
     g_journal = stderr_is_journal();
 }
 
-void write(Level level, std::string_view message, std::initializer_list<Field> fields) {
+void write(Level level, std::string_view message, std::span<const Field> fields) {
     if (level < g_level.load()) {
         return;
     }

@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +23,10 @@ void init(Level level);
 // ACTION, ...); on stderr it is written as lower-case key=value after the message.
 using Field = std::pair<std::string_view, std::string>;
 
-void write(Level level, std::string_view message, std::initializer_list<Field> fields = {});
+void write(Level level, std::string_view message, std::span<const Field> fields);
+inline void write(Level level, std::string_view message, std::initializer_list<Field> fields = {}) {
+    write(level, message, std::span<const Field>(fields.begin(), fields.size()));
+}
 
 inline void debug(std::string_view m, std::initializer_list<Field> f = {}) {
     write(Level::Debug, m, f);

@@ -16,6 +16,7 @@
 
 #include "admission.h"
 #include "cpuhpd-adaptor.h"
+#include "engine.h"
 #include "holds.h"
 #include "machine.h"
 #include "options.h"
@@ -27,16 +28,6 @@
 
 namespace cpuhpd {
 
-// What a change call gets back: its result, or what refused it (MaskError, Refusal, ...).
-using ChangeAnswer = std::variant<RequestResult, std::exception_ptr>;
-
-// HoldCpus as the backend takes it: the change (always atomic) and the hold's names.
-struct HoldAsk {
-    ChangeAsk change;
-    std::string who;
-    std::string why;
-    bool restore = true;
-};
 // A hold granted: its id, the holder's end of its fd, and the result of its change.
 struct HeldCpus {
     std::uint64_t id = 0;
@@ -44,31 +35,6 @@ struct HeldCpus {
     RequestResult result;
 };
 using HoldAnswer = std::variant<HeldCpus, std::exception_ptr>;
-// What ReleaseHold gets back: the results of the restore (one per CPU it wrote).
-using ReleaseAnswer = std::variant<std::vector<CpuResult>, std::exception_ptr>;
-
-// ApplyProfile and RevertProfile as the backend takes them.
-struct ProfileAsk {
-    std::string name;  // empty: revert the profile in force
-    bool dry_run = false;
-    std::optional<StrategyKind> strategy;
-    bool refuse_pinned = false;  // for the offline part (Request::refuse_pinned)
-    bool force = false;          // for the offline part (Request::force)
-    std::string caller;
-};
-// What applying or reverting a profile did.
-struct ProfileDone {
-    std::string name;                     // the profile applied, or reverted
-    ProfileTransition transition;         // what was asked of the kernel (or would be: dry run)
-    std::optional<ActiveProfile> active;  // the profile in force afterwards
-    std::vector<CpuResult> cpus;          // the results of both directions, by CPU
-    Outcome outcome = Outcome::Ok;
-    bool dry_run = false;
-    std::chrono::microseconds duration{0};
-    Pinned pinned;  // what the offline part leaves without a CPU (or would: dry run)
-    std::vector<PartitionChange> partitions;  // shrunk and restored (or would be shrunk)
-};
-using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.

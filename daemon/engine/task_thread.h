@@ -1,4 +1,4 @@
-// One thread that runs posted tasks in order. The daemon's admission thread: it resolves
+// One thread that runs posted tasks in order. The engine's admission thread: it resolves
 // masks and reads sysfs, work that may be slow (a maximum-size mask, a sysfs file the
 // kernel is slow to answer) and so must not run on the event loop.
 #pragma once

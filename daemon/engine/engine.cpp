@@ -1,0 +1,238 @@
+#include "engine.h"
+
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace cpuhpd {
+
+namespace {
+
+std::filesystem::path prepare_state_dir(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        throw std::runtime_error("cannot create the state directory " + dir.string() + ": " +
+                                 ec.message());
+    }
+    return dir;
+}
+
+}  // namespace
+
+Engine::Engine(EngineSetup setup, AttributeWriter& writer, EngineEvents& events, Post post)
+    : setup_(std::move(setup)),
+      paths_(setup_.sysfs_root),
+      writer_(writer),
+      events_(events),
+      post_(std::move(post)),
+      journal_(prepare_state_dir(setup_.state_dir),
+               [this](const std::string& problem) { notice(Notice::Level::Warning, problem); }),
+      memory_(setup_.state_dir / "topology.cache"),
+      runner_(
+          paths_, writer_, journal_, [this] { return read(); }, setup_.settings, setup_.proc_root,
+          setup_.cgroup_root, setup_.state_dir / "partitions") {
+    if (const auto problem = memory_.load()) {
+        notice(Notice::Level::Warning, "ignoring the topology cache: " + *problem);
+    }
+    state_ = read();
+    if (state_.present.empty()) {
+        throw std::runtime_error("no CPUs found below " + paths_.cpu_dir().string());
+    }
+}
+
+Engine::~Engine() = default;
+
+void Engine::notice(Notice::Level level, std::string text,
+                    std::vector<std::pair<std::string, std::string>> fields) {
+    events_.notice(Notice{level, std::move(text), std::move(fields)});
+}
+
+MachineState Engine::read() {
+    const std::lock_guard lock(read_mutex_);
+    MachineState state = read_machine(paths_, memory_);
+    // Without the cache, "package:1" stops resolving after a restart while package 1 is
+    // offline: say so once per distinct failure, and once when it works again.
+    if (memory_.save_error() != reported_save_error_) {
+        if (memory_.save_error()) {
+            notice(Notice::Level::Warning,
+                   *memory_.save_error() +
+                       "; the topology of offline CPUs will be unknown after a restart");
+        } else {
+            notice(Notice::Level::Info, "topology cache saved again");
+        }
+        reported_save_error_ = memory_.save_error();
+    }
+    // Posted under the lock, so the owner adopts the reads in the order they were made.
+    post_([this, state] { adopt(state); });
+    return state;
+}
+
+void Engine::adopt(MachineState state) {
+    state_ = std::move(state);
+    events_.state_changed();
+}
+
+const MachineState& Engine::refresh() {
+    // Needed now; read() also posted its adoption (and the announcement of any change).
+    state_ = read();
+    return state_;
+}
+
+void Engine::refresh_later() {
+    if (busy_ || !admission_ || refresh_queued_.exchange(true)) {
+        return;
+    }
+    admission_->post([this] {
+        refresh_queued_ = false;  // a change noticed from now on queues another re-read
+        read();                   // adopted on the owner's thread
+    });
+}
+
+const RecoveryReport& Engine::recover() {
+    // Its own runner, with no journal: the journal being recovered stays in place until
+    // recovery is done, so a crash during recovery recovers again at the next start.
+    NullJournal no_journal;
+    BatchRunner recovery_runner(
+        paths_, writer_, no_journal, [this] { return read(); }, setup_.settings);
+    last_recovery_ = cpuhpd::recover(
+        setup_.state_dir, paths_, writer_, recovery_runner, [this] { return read(); },
+        setup_.settings);
+    return last_recovery_;
+}
+
+std::vector<PartitionChange> Engine::settle_partitions(std::optional<std::string>& problem) {
+    return runner_.settle_partitions(problem);
+}
+
+void Engine::start() {
+    Executor::Observers observers;
+    observers.batch_finished = [this](const BatchReport& report) {
+        post_([this, report] { events_.batch_finished(report); });
+    };
+    observers.progress = [this](std::uint64_t batch_id, std::size_t done, std::size_t total) {
+        events_.batch_progress(batch_id, done, total);
+    };
+    observers.busy_changed = [this](bool busy) {
+        post_([this, busy] {
+            busy_ = busy;
+            events_.state_changed();
+        });
+    };
+    executor_ = std::make_unique<Executor>(runner_, setup_.settings, std::move(observers), &holds_);
+    admission_ = std::make_unique<TaskThread>();
+}
+
+std::uint64_t Engine::count_unanswered(const std::string& caller) {
+    if (stopping_) {
+        throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+    }
+    // Bounds what one caller can make the admission thread do (each change is resolved
+    // there, a maximum-size mask in milliseconds) and what it holds in memory.
+    std::size_t& count = unanswered_by_caller_[caller];
+    if (count >= kMaxUnansweredPerCaller) {
+        throw Refusal(RefusalKind::Busy, "this caller has " +
+                                             std::to_string(kMaxUnansweredPerCaller) +
+                                             " changes unanswered already (the most one caller "
+                                             "may have); wait for their replies");
+    }
+    ++count;
+    return next_token_++;
+}
+
+std::optional<Engine::Unanswered> Engine::take_unanswered(std::uint64_t token) {
+    const auto it = unanswered_.find(token);
+    if (it == unanswered_.end()) {
+        return std::nullopt;
+    }
+    Unanswered entry = std::move(it->second);
+    unanswered_.erase(it);
+    if (const auto count = unanswered_by_caller_.find(entry.caller);
+        count != unanswered_by_caller_.end() && --count->second == 0) {
+        unanswered_by_caller_.erase(count);
+    }
+    return entry;
+}
+
+void Engine::change(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
+    const std::uint64_t token = count_unanswered(ask.caller);
+    unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
+    admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
+}
+
+std::uint64_t Engine::cancel(std::uint64_t batch_id) {
+    if (stopping_) {
+        throw Refusal(RefusalKind::Busy,
+                      std::string("cpuhpd is stopping; the batch in flight is being ") +
+                          (stop_cancels_ ? "cancelled" : "finished"));
+    }
+    // No batch runs unless start() made the executor, and only stop() lets it go.
+    const std::uint64_t cancelled = executor_ ? executor_->cancel(batch_id) : 0;
+    if (cancelled == 0) {
+        throw Refusal(RefusalKind::NoSuchBatch, "no batch is running");
+    }
+    return cancelled;
+}
+
+void Engine::queue(Request request, const MachineState& state,
+                   std::function<void(RequestResult)> done) {
+    // Called on the worker thread (or right here for a dry run): hand the result back to
+    // the owner's thread.
+    executor_->submit(
+        std::move(request), state, [this, done = std::move(done)](RequestResult result) {
+            post_([done, result = std::move(result)]() mutable { done(std::move(result)); });
+        });
+}
+
+void Engine::admit(std::uint64_t token, const ChangeAsk& ask) {
+    try {
+        if (!executor_) {
+            throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
+        }
+        const MachineState state = read();
+        queue(resolve(ask, state, setup_.settings), state,
+              [this, token](RequestResult result) { complete(token, std::move(result)); });
+    } catch (...) {
+        post_([this, token, error = std::current_exception()] { complete(token, error); });
+    }
+}
+
+void Engine::complete(std::uint64_t token, ChangeAnswer answer) {
+    auto entry = take_unanswered(token);
+    if (!entry) {
+        return;
+    }
+    if (const auto* result = std::get_if<RequestResult>(&answer)) {
+        events_.request_finished(*result);
+    }
+    entry->done(std::move(answer));
+}
+
+void Engine::stop(bool cancel_batch, std::function<void()> stopped) {
+    stopping_ = true;
+    stop_cancels_ = cancel_batch;
+    // The executor lives until the task below resets it, which only this function posts.
+    if (cancel_batch && executor_) {
+        executor_->cancel_all();
+    }
+    if (!admission_) {
+        post_(std::move(stopped));
+        return;
+    }
+    // After the changes admitted before it: the executor's destructor waits for the batch
+    // in flight (cancelled: it stops after the write in flight and rolls atomic requests
+    // back) and answers the queued requests Busy, through post_, which the owner keeps
+    // serving meanwhile.
+    admission_->post([this, stopped = std::move(stopped)] {
+        executor_.reset();
+        post_(stopped);
+    });
+}
+
+void Engine::shutdown() {
+    admission_.reset();
+    executor_.reset();
+}
+
+}  // namespace cpuhpd
