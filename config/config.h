@@ -6,10 +6,32 @@
 #include <stdexcept>
 #include <string>
 
+#include "../daemon/engine/enums.h"
 #include "../daemon/engine/profiles.h"
 #include "../daemon/engine/settings.h"
 
 namespace cpuhpd {
+
+// What SIGTERM does with the batch in flight (config `on_stop`): Cancel stops it as Cancel
+// does (after the CPU in flight; atomic requests roll back); Finish lets it run to its end.
+enum class StopPolicy { Cancel, Finish };
+inline constexpr EnumNames<StopPolicy, 2> kStopPolicyNames{{
+    {StopPolicy::Cancel, "cancel"},
+    {StopPolicy::Finish, "finish"},
+}};
+
+inline std::string to_string(StopPolicy value) {
+    return std::string(name_of(kStopPolicyNames, value));
+}
+
+// The daemon's log levels (config log_level, cpuhpd --log-level), lowest first.
+enum class LogLevel { Debug, Info, Warning, Error };
+inline constexpr EnumNames<LogLevel, 4> kLogLevelNames{{
+    {LogLevel::Debug, "debug"},
+    {LogLevel::Info, "info"},
+    {LogLevel::Warning, "warning"},
+    {LogLevel::Error, "error"},
+}};
 
 // A config file that cannot be used. what() reads "FILE:LINE: key 'KEY': reason".
 class ConfigError : public std::runtime_error {

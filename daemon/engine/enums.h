@@ -52,14 +52,6 @@ inline constexpr EnumNames<RecoveryPolicy, 3> kRecoveryPolicyNames{{
     {RecoveryPolicy::Keep, "keep"},
 }};
 
-// What SIGTERM does with the batch in flight (config `on_stop`): Cancel stops it as Cancel
-// does (after the CPU in flight; atomic requests roll back); Finish lets it run to its end.
-enum class StopPolicy { Cancel, Finish };
-inline constexpr EnumNames<StopPolicy, 2> kStopPolicyNames{{
-    {StopPolicy::Cancel, "cancel"},
-    {StopPolicy::Finish, "finish"},
-}};
-
 // How a batch drives the kernel (strategy.h implements each but Auto, which the planner
 // turns into the best one the kernel offers).
 enum class StrategyKind { Auto, Bulk, Smt, PerCpu };
@@ -127,15 +119,6 @@ inline constexpr EnumNames<Outcome, 3> kOutcomeNames{{
     {Outcome::Partial, "partial"},
 }};
 
-// The daemon's log levels (config log_level, cpuhpd --log-level), lowest first.
-enum class LogLevel { Debug, Info, Warning, Error };
-inline constexpr EnumNames<LogLevel, 4> kLogLevelNames{{
-    {LogLevel::Debug, "debug"},
-    {LogLevel::Info, "info"},
-    {LogLevel::Warning, "warning"},
-    {LogLevel::Error, "error"},
-}};
-
 // The name of `value` in `names`; every value has one (the tables are complete).
 template <typename E, std::size_t N>
 constexpr std::string_view name_of(const EnumNames<E, N>& names, E value) {
@@ -189,9 +172,6 @@ inline std::string to_string(Expedite value) {
 }
 inline std::string to_string(RecoveryPolicy value) {
     return std::string(name_of(kRecoveryPolicyNames, value));
-}
-inline std::string to_string(StopPolicy value) {
-    return std::string(name_of(kStopPolicyNames, value));
 }
 inline std::string to_string(StrategyKind value) {
     return std::string(name_of(kStrategyNames, value));

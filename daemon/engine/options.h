@@ -1,26 +1,13 @@
-// The options of a change request (the a{sv} dictionary of Offline, Online and SetSmt),
-// decoded and checked here so that the D-Bus adaptor only copies entries out of the
-// message. Free of D-Bus.
+// The options of a change, a hold and a profile change as the engine takes them: typed.
+// Where they come from (the a{sv} dictionaries of the D-Bus methods) is the service's
+// business (daemon/service/option_dictionary.h).
 #pragma once
 
 #include <optional>
-#include <stdexcept>
-#include <string>
-#include <variant>
-#include <vector>
 
-#include "machine.h"
-#include "request.h"
+#include "enums.h"
 
 namespace cpuhpd {
-
-// One dictionary entry as it arrived, in message order (duplicates included).
-struct OptionEntry {
-    std::string key;
-    // The value when it is a string or a boolean; monostate for any other type.
-    std::variant<std::monostate, std::string, bool> value;
-    std::string type;  // the value's D-Bus signature, for messages ("s", "b", "u", ...)
-};
 
 struct RequestOptions {
     std::optional<Mode> mode;
@@ -46,28 +33,5 @@ struct ProfileOptions {
     bool refuse_pinned = false;  // for the offline part
     bool force = false;          // for the offline part
 };
-
-// Bad options: what() names the option and what was wrong (input quoted through
-// escape_excerpt()).
-class OptionError : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
-
-// Known keys: mode (s: kModeNames), strategy (s: kStrategyNames),
-// dry_run (b), refuse_pinned (b), force (b). Unknown keys, wrong types, bad values, a key given
-// twice and more than kMaxOptions entries throw OptionError; nothing is decoded from a refused
-// dictionary.
-RequestOptions decode_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), restore (b), refuse_pinned (b), force (b); otherwise as
-// decode_options().
-HoldOptions decode_hold_options(const std::vector<OptionEntry>& entries);
-// Known keys: strategy (s), dry_run (b), refuse_pinned (b), force (b); otherwise as
-// decode_options().
-ProfileOptions decode_profile_options(const std::vector<OptionEntry>& entries);
-
-// Checks HoldCpus's `who` (1-64 bytes) and `why` (at most 256 bytes): printable text, no
-// control characters. Throws OptionError.
-void check_hold_names(const std::string& who, const std::string& why);
 
 }  // namespace cpuhpd

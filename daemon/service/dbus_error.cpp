@@ -4,7 +4,7 @@
 #include "input.h"
 #include "log.h"
 #include "names.h"
-#include "options.h"
+#include "option_dictionary.h"
 
 namespace cpuhpd {
 

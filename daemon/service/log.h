@@ -9,11 +9,11 @@
 #include <string_view>
 #include <utility>
 
-#include "enums.h"
+#include "config.h"
 
 namespace cpuhpd::log {
 
-using Level = LogLevel;  // enums.h: kLogLevelNames
+using Level = LogLevel;  // config.h: kLogLevelNames
 
 // Chooses the sink (journal when stderr is connected to it, see JOURNAL_STREAM) and the
 // lowest level written.

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "options.h"
+#include "option_dictionary.h"
 
 namespace cpuhpd {
 

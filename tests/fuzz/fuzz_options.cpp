@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "options.h"
+#include "option_dictionary.h"
 #include "printable.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

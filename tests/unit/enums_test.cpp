@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "config.h"
+
 namespace cpuhpd {
 namespace {
 

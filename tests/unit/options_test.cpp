@@ -1,12 +1,11 @@
 // decode_options: the a{sv} options of Offline, Online and SetSmt as they arrived.
-#include "options.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "input.h"
+#include "option_dictionary.h"
 
 namespace cpuhpd {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "cpulist.h"
 #include "dbus_error.h"
-#include "options.h"
+#include "option_dictionary.h"
 #include "request.h"
 
 namespace cpuhpd {

@@ -1,4 +1,4 @@
-#include "options.h"
+#include "option_dictionary.h"
 
 #include <algorithm>
 #include <functional>
