@@ -14,6 +14,7 @@
 #include "input.h"
 #include "log.h"
 #include "names.h"
+#include "service_log.h"
 
 namespace cpuhpd {
 
@@ -49,10 +50,6 @@ bool stopped_while_starting(const char* step) {
     return signal.has_value();
 }
 
-std::string duration_text(std::chrono::microseconds duration) {
-    return std::to_string(duration.count()) + "us";
-}
-
 EngineSetup engine_setup(const Config& config) {
     EngineSetup setup;
     setup.sysfs_root = config.sysfs_root;
@@ -62,18 +59,6 @@ EngineSetup engine_setup(const Config& config) {
     setup.settings = config.engine;
     setup.profiles = config.profiles;
     return setup;
-}
-
-log::Level level_of(Notice::Level level) {
-    switch (level) {
-        case Notice::Level::Info:
-            return log::Level::Info;
-        case Notice::Level::Warning:
-            return log::Level::Warning;
-        case Notice::Level::Error:
-            return log::Level::Error;
-    }
-    return log::Level::Info;
 }
 
 }  // namespace
@@ -107,15 +92,6 @@ void Daemon::state_changed() {
             adaptor_->announce_changes();
         }
     });
-}
-
-void Daemon::notice(const Notice& notice) {
-    std::vector<log::Field> fields;
-    fields.reserve(notice.fields.size());
-    for (const auto& [key, value] : notice.fields) {
-        fields.emplace_back(key, value);
-    }
-    log::write(level_of(notice.level), notice.text, fields);
 }
 
 void Daemon::submit(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
@@ -188,85 +164,18 @@ void Daemon::profile_change_ended() {
     });
 }
 
+void Daemon::notice(const Notice& notice) {
+    log_notice(notice);
+}
+
 void Daemon::request_finished(const RequestResult& result) {
-    const std::string action = to_string(result.action);
-    if (result.refusal) {
-        log::info(action + " " + result.mask + " refused: " + result.refusal->what(),
-                  {{"ACTION", action}, {"BATCH_ID", std::to_string(result.batch_id)}});
-    } else if (!result.dry_run) {
-        CpuSet cpus;
-        for (const auto& cpu : result.cpus) {
-            cpus.add(cpu.cpu);
-            if (cpu.outcome == CpuOutcome::Failed) {
-                log::warning("cpu " + std::to_string(cpu.cpu) + ": " + action +
-                                 " failed: " + errno_name(cpu.error) + " (" + cpu.message + ")",
-                             {{"CPUS", std::to_string(cpu.cpu)},
-                              {"ACTION", action},
-                              {"ERRNO", errno_name(cpu.error)},
-                              {"BATCH_ID", std::to_string(result.batch_id)}});
-            }
-        }
-        log::info(action + " '" + result.mask + "': " + to_string(result.outcome),
-                  {{"ACTION", action},
-                   {"CPUS", cpus.to_string()},
-                   {"STRATEGY", to_string(result.strategy)},
-                   {"MODE", to_string(result.mode)},
-                   {"OUTCOME", to_string(result.outcome)},
-                   {"BATCH_ID", std::to_string(result.batch_id)},
-                   {"DURATION_US", std::to_string(result.duration.count())}});
-        // No re-read here: the batch's last read of the machine was handed to this thread
-        // before its results, so properties read after the reply show the new state.
-    }
+    log_result(result);
 }
 
 void Daemon::batch_finished(const BatchReport& report) {
-    for (const auto& change : report.partitions) {
-        const std::string text = "batch " + std::to_string(report.batch_id) +
-                                 ": cpuset partition " + change.path + " (" + change.kind +
-                                 "): CPU " + change.before.to_string() + " -> " +
-                                 (change.after.empty() ? "-" : change.after.to_string());
-        log::write(change.error != 0 ? log::Level::Warning : log::Level::Info,
-                   change.error != 0 ? text + " failed: " + errno_name(change.error) + " (" +
-                                           errno_text(change.error) + ")"
-                                     : text,
-                   {{"BATCH_ID", std::to_string(report.batch_id)},
-                    {"PARTITION", change.path},
-                    {"CPUS", change.after.to_string()}});
-    }
-    const std::string action = to_string(report.action);
-    const std::string strategy = to_string(report.strategy);
-    std::string text = "batch " + std::to_string(report.batch_id) + ": " + action + " " +
-                       (report.changed.empty() ? "nothing" : report.changed.to_string()) + " via " +
-                       strategy + " in " + duration_text(report.duration) + ", " +
-                       std::to_string(report.requests) + " request(s)";
-    if (report.expedited) {
-        text += ", rcu expedited";
-    }
-    if (!report.failed.empty()) {
-        text += ", failed: " + report.failed.to_string();
-    }
-    if (!report.cancelled.empty()) {
-        text += ", cancelled before " + report.cancelled.to_string();
-    }
-    log::write(report.failed.empty() ? log::Level::Info : log::Level::Warning, text,
-               {{"BATCH_ID", std::to_string(report.batch_id)},
-                {"ACTION", action},
-                {"STRATEGY", strategy},
-                {"CPUS", report.changed.to_string()},
-                {"FAILED_CPUS", report.failed.to_string()},
-                {"CANCELLED_CPUS", report.cancelled.to_string()},
-                {"REQUESTS", std::to_string(report.requests)},
-                {"DURATION_US", std::to_string(report.duration.count())},
-                {"EXPEDITED", report.expedited ? "1" : "0"}});
+    log_batch(report);
     if (adaptor_) {
-        try {
-            adaptor_->emitBatchFinished(
-                report.batch_id, action, strategy, report.changed.to_string(),
-                report.failed.to_string(), static_cast<uint32_t>(report.requests),
-                static_cast<uint64_t>(report.duration.count()), report.cancelled.to_string());
-        } catch (const sdbus::Error& error) {
-            log::warning(std::string("cannot emit BatchFinished: ") + error.what());
-        }
+        adaptor_->announce_batch(report);
     }
 }
 
@@ -279,12 +188,7 @@ void Daemon::batch_progress(std::uint64_t batch_id, std::size_t done, std::size_
         if (!adaptor_) {
             return;
         }
-        try {
-            adaptor_->emitBatchProgress(batch_id, static_cast<uint32_t>(done),
-                                        static_cast<uint32_t>(total));
-        } catch (const sdbus::Error& error) {
-            log::warning(std::string("cannot emit BatchProgress: ") + error.what());
-        }
+        adaptor_->announce_progress(batch_id, done, total);
     });
 }
 
@@ -356,40 +260,16 @@ void Daemon::begin_stop() {
 }
 
 void Daemon::recover_interrupted_batch() {
-    const RecoveryReport& r = engine_.recover();
-    if (r.outcome == RecoveryOutcome::None) {
-        return;
+    const RecoveryReport& report = engine_.recover();
+    if (report.outcome != RecoveryOutcome::None) {
+        log_recovery(report);
+        engine_.refresh();
     }
-    const bool trouble = r.outcome == RecoveryOutcome::Rejected || !r.failed.empty();
-    log::write(trouble ? log::Level::Error : log::Level::Warning, "recovery: " + r.summary,
-               {{"RECOVERY", to_string(r.outcome)},
-                {"BATCH_ID", std::to_string(r.batch_id)},
-                {"ACTION", to_string(r.action)},
-                {"STRATEGY", to_string(r.strategy)},
-                {"CPUS", r.planned.to_string()},
-                {"FOUND_CPUS", r.found.to_string()},
-                {"RESTORED_CPUS", r.restored.to_string()},
-                {"KEPT_CPUS", r.kept.to_string()},
-                {"FAILED_CPUS", r.failed.to_string()}});
-    engine_.refresh();
 }
 
 void Daemon::settle_partitions() {
     std::optional<std::string> problem;
-    for (const auto& change : engine_.settle_partitions(problem)) {
-        const std::string what = "cpuset partition " + change.path + ": gave back CPU " +
-                                 (change.after - change.before).to_string() +
-                                 " taken before a restart";
-        if (change.error != 0) {
-            log::warning(what + " failed: " + errno_name(change.error),
-                         {{"PARTITION", change.path}, {"CPUS", change.after.to_string()}});
-        } else {
-            log::info(what, {{"PARTITION", change.path}, {"CPUS", change.after.to_string()}});
-        }
-    }
-    if (problem) {
-        log::warning("ignoring the partition ledger: " + *problem);
-    }
+    log_settled(engine_.settle_partitions(problem), problem);
 }
 
 int Daemon::run() {

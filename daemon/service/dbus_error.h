@@ -26,4 +26,15 @@ sdbus::Error sendable(const std::string& name, const std::string& message);
 // the log when the failure was unexpected).
 sdbus::Error to_dbus_error(const char* what, const std::exception_ptr& thrown);
 
+// Runs a handler body and turns whatever it throws into an sdbus::Error: in sdbus-c++ 1.2
+// anything else escaping a handler aborts the daemon.
+template <typename Body>
+auto guarded(const char* what, Body&& body) -> decltype(body()) {
+    try {
+        return body();
+    } catch (...) {
+        throw to_dbus_error(what, std::current_exception());
+    }
+}
+
 }  // namespace cpuhpd

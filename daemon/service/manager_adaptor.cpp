@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "dbus_conversions.h"
 #include "dbus_error.h"
 #include "input.h"
 #include "log.h"
@@ -17,101 +18,6 @@
 namespace cpuhpd {
 
 namespace {
-
-// How long the bus driver may take to say who a caller is.
-constexpr std::uint64_t kCredentialsTimeoutUs = 5'000'000;
-
-// Runs a handler body and turns whatever it throws into an sdbus::Error: in sdbus-c++ 1.2
-// anything else escaping a handler aborts the daemon.
-template <typename Body>
-auto guarded(const char* what, Body&& body) -> decltype(body()) {
-    try {
-        return body();
-    } catch (...) {
-        throw to_dbus_error(what, std::current_exception());
-    }
-}
-
-std::vector<ManagerAdaptor::ResultEntry> to_dbus(const std::vector<CpuResult>& cpus) {
-    std::vector<ManagerAdaptor::ResultEntry> entries;
-    entries.reserve(cpus.size());
-    for (const auto& cpu : cpus) {
-        entries.emplace_back(static_cast<uint32_t>(cpu.cpu), to_string(cpu.outcome),
-                             cpu.error != 0 ? errno_name(cpu.error) : std::string(),
-                             static_cast<int32_t>(cpu.error), cpu.message);
-    }
-    return entries;
-}
-
-// The summary's pinned_tasks and pinned_irqs, a(uss) each.
-void add_pinned(ManagerAdaptor::Summary& summary, const Pinned& pinned) {
-    using Entry = sdbus::Struct<uint32_t, std::string, std::string>;
-    std::vector<Entry> tasks;
-    tasks.reserve(pinned.tasks.size());
-    for (const auto& task : pinned.tasks) {
-        tasks.emplace_back(static_cast<uint32_t>(task.tid), task.comm, task.cpus.to_string());
-    }
-    std::vector<Entry> irqs;
-    irqs.reserve(pinned.irqs.size());
-    for (const auto& irq : pinned.irqs) {
-        irqs.emplace_back(static_cast<uint32_t>(irq.irq), irq.name, irq.cpus.to_string());
-    }
-    summary[dbus::kSummaryPinnedTasks] = sdbus::Variant(tasks);
-    summary[dbus::kSummaryPinnedIrqs] = sdbus::Variant(irqs);
-}
-
-// The summary's partitions, a(sss): path, cpuset.cpus before and after.
-void add_partitions(ManagerAdaptor::Summary& summary, const std::vector<PartitionChange>& changes) {
-    std::vector<sdbus::Struct<std::string, std::string, std::string>> entries;
-    entries.reserve(changes.size());
-    for (const auto& change : changes) {
-        entries.emplace_back(change.path, change.before.to_string(), change.after.to_string());
-    }
-    summary[dbus::kSummaryPartitions] = sdbus::Variant(entries);
-}
-
-ManagerAdaptor::Summary summary_of(const RequestResult& result) {
-    ManagerAdaptor::Summary summary;
-    summary[dbus::kSummaryAction] = sdbus::Variant(to_string(result.action));
-    summary[dbus::kSummaryMask] = sdbus::Variant(result.mask);
-    summary[dbus::kSummaryMode] = sdbus::Variant(to_string(result.mode));
-    summary[dbus::kSummaryStrategy] = sdbus::Variant(to_string(result.strategy));
-    summary[dbus::kSummaryDryRun] = sdbus::Variant(result.dry_run);
-    summary[dbus::kSummaryBatchId] = sdbus::Variant(static_cast<uint64_t>(result.batch_id));
-    summary[dbus::kSummaryDurationUs] =
-        sdbus::Variant(static_cast<uint64_t>(result.duration.count()));
-    std::vector<uint32_t> order(result.order.begin(), result.order.end());
-    summary[dbus::kSummaryOrder] = sdbus::Variant(order);
-    summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(result.outcome));
-    if (result.action == Action::Offline) {
-        add_pinned(summary, result.pinned);
-    }
-    add_partitions(summary, result.partitions);
-    return summary;
-}
-
-std::vector<std::string> capability_names(const MachineState& state) {
-    std::vector<std::string> names;
-    for (const auto kind : state.capabilities()) {
-        names.push_back(to_string(kind));
-    }
-    return names;
-}
-
-std::vector<ManagerAdaptor::HoldEntry> to_dbus(const std::vector<Hold>& holds) {
-    std::vector<ManagerAdaptor::HoldEntry> entries;
-    entries.reserve(holds.size());
-    for (const auto& hold : holds) {
-        entries.emplace_back(
-            static_cast<uint64_t>(hold.id), hold.cpus.to_string(), to_string(hold.state), hold.who,
-            hold.why, hold.holder,
-            static_cast<uint64_t>(
-                std::chrono::duration_cast<std::chrono::microseconds>(hold.since.time_since_epoch())
-                    .count()),
-            hold.restore);
-    }
-    return entries;
-}
 
 // Sends what `send` sends; when it cannot be sent, a generic error is, and if that fails
 // too, the caller went away or the connection broke: logged.
@@ -164,8 +70,7 @@ ChangeAsk ask_for(Action action, std::string mask) {
 ManagerAdaptor::ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend)
     : AdaptorInterfaces(connection, dbus::kObjectPath),
       backend_(backend),
-      bus_driver_(sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus")),
-      polkit_(connection) {
+      authorization_(connection) {
     announced_ = property_texts();
     registerAdaptor();
 }
@@ -179,101 +84,12 @@ RequestOptions ManagerAdaptor::read_options(
     return read_request_options(getObject().getCurrentlyProcessedMessage(), options);
 }
 
-// The caller's uid as the bus verified it: UnixUserID of
-// org.freedesktop.DBus.GetConnectionCredentials, which the bus took from the socket
-// (SO_PEERCRED) when the caller connected. Never looked up by PID (/proc/PID may belong to
-// another process by now). Empty, with `why` set, when the bus gives none.
-std::optional<uid_t> ManagerAdaptor::verified_caller_uid(std::string& why) const {
-    const auto* message = getObject().getCurrentlyProcessedMessage();
-    if (message == nullptr) {
-        why = "no message is being processed";
-        return std::nullopt;
-    }
-    try {
-        std::map<std::string, sdbus::Variant> creds;
-        bus_driver_->callMethod("GetConnectionCredentials")
-            .onInterface("org.freedesktop.DBus")
-            .withTimeout(kCredentialsTimeoutUs)
-            .withArguments(message->getSender())
-            .storeResultsTo(creds);
-        const auto it = creds.find("UnixUserID");
-        if (it == creds.end() || !it->second.containsValueOfType<uint32_t>()) {
-            why = "the bus reports no UnixUserID for the caller";
-            return std::nullopt;
-        }
-        return static_cast<uid_t>(it->second.get<uint32_t>());
-    } catch (const sdbus::Error& error) {
-        why = "GetConnectionCredentials failed: " + error.getName() + ": " + error.getMessage();
-        return std::nullopt;
-    }
-}
-
-// Changing CPU state needs root or polkit's word. uid 0 passes without asking polkit, as
-// does the daemon's own user when it is not root (tests on a fake tree: that user could
-// write the tree anyway). Anyone else is asked about through polkit, which judges the
-// caller by its bus name. A caller whose identity the bus cannot vouch for is refused.
 void ManagerAdaptor::authorize(const char* action, const char* what,
                                const std::map<std::string, std::string>& details,
                                std::function<void()> proceed,
                                std::function<void(const sdbus::Error&)> refuse) {
-    auto run = [what, proceed = std::move(proceed), refuse] {
-        try {
-            proceed();
-        } catch (...) {
-            refuse(to_dbus_error(what, std::current_exception()));
-        }
-    };
-    std::string why;
-    const std::optional<uid_t> uid = verified_caller_uid(why);
-    const std::string sender = caller();
-    if (!uid) {
-        log::warning(std::string("refusing ") + what + " from " + sender +
-                     ": cannot verify the caller's identity: " + why);
-        refuse(sdbus::Error(kAccessDenied,
-                            "cannot verify the caller's identity (" + why +
-                                "); changing CPU state needs credentials the bus vouches for"));
-        return;
-    }
-    if (*uid == 0 || *uid == geteuid()) {
-        run();
-        return;
-    }
-    const auto* message = getObject().getCurrentlyProcessedMessage();
-    const bool interactive = message != nullptr && allows_interactive_authorization(*message);
-    const std::string caller_text = sender + " (uid " + std::to_string(*uid) + ")";
-    polkit_.check(
-        action, sender, interactive, details,
-        [action = std::string(action), what = std::string(what), caller_text, run = std::move(run),
-         refuse](const PolkitVerdict& verdict) {
-            switch (verdict.kind) {
-                case PolkitVerdict::Kind::Authorized:
-                    run();
-                    return;
-                case PolkitVerdict::Kind::ChallengeNeeded:
-                    refuse(sdbus::Error(dbus::kErrorInteractiveAuthorizationRequired,
-                                        what + " needs authentication (polkit action " + action +
-                                            "); allow interactive authorization in the call to be "
-                                            "asked"));
-                    return;
-                case PolkitVerdict::Kind::Denied:
-                    log::info("polkit refused " + what + " to " + caller_text + " (" + action +
-                              ")");
-                    refuse(sdbus::Error(kAccessDenied, "not authorized: " + what +
-                                                           " needs root or polkit "
-                                                           "action " +
-                                                           action));
-                    return;
-                case PolkitVerdict::Kind::Unavailable:
-                    log::warning("cannot ask polkit whether " + caller_text + " may " + action +
-                                 ": " + verdict.detail);
-                    refuse(sdbus::Error(kAccessDenied, what + " needs root or polkit action " +
-                                                           action +
-                                                           ", and polkit could not be "
-                                                           "asked: " +
-                                                           verdict.detail));
-                    return;
-            }
-        });
+    authorization_.authorize(getObject().getCurrentlyProcessedMessage(), caller(), action, what,
+                             details, std::move(proceed), std::move(refuse));
 }
 
 std::string ManagerAdaptor::caller() const {
@@ -434,24 +250,7 @@ void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const
     auto run = [this, reply, what, ask = std::move(ask)] {
         backend_.apply_profile(ask, [reply, what](ProfileAnswer answer) {
             reply_with(*reply, what, answer, [&](const ProfileDone& done) {
-                Summary summary;
-                summary[dbus::kSummaryProfile] = sdbus::Variant(done.name);
-                summary[dbus::kSummaryOffline] =
-                    sdbus::Variant(done.transition.to_offline.to_string());
-                summary[dbus::kSummaryOnline] =
-                    sdbus::Variant(done.transition.to_online.to_string());
-                summary[dbus::kSummaryTaken] = sdbus::Variant(
-                    done.dry_run ? done.transition.taken_after.to_string()
-                                 : (done.active ? done.active->taken.to_string() : std::string()));
-                summary[dbus::kSummaryActive] =
-                    sdbus::Variant(done.active ? done.active->name : std::string());
-                summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(done.outcome));
-                summary[dbus::kSummaryDryRun] = sdbus::Variant(done.dry_run);
-                summary[dbus::kSummaryDurationUs] =
-                    sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
-                add_pinned(summary, done.pinned);
-                add_partitions(summary, done.partitions);
-                reply->returnResults(to_dbus(done.cpus), summary);
+                reply->returnResults(to_dbus(done.cpus), summary_of(done));
             });
         });
     };
@@ -493,175 +292,7 @@ void ManagerAdaptor::RevertProfile(ChangeResult&& result,
 }
 
 std::vector<ManagerAdaptor::TopologyEntry> ManagerAdaptor::GetTopology() {
-    return guarded("GetTopology", [&] {
-        const MachineState& state = backend_.state();
-        CpuSet cpus = state.present;
-        for (const auto& [cpu, topo] : state.topology) {
-            cpus.add(cpu);
-        }
-        std::vector<TopologyEntry> entries;
-        for (const unsigned cpu : cpus.members()) {
-            CpuTopology topo;
-            if (const auto it = state.topology.find(cpu); it != state.topology.end()) {
-                topo = it->second;
-            }
-            entries.emplace_back(static_cast<uint32_t>(cpu), static_cast<int32_t>(topo.package),
-                                 static_cast<int32_t>(topo.die), static_cast<int32_t>(topo.core),
-                                 static_cast<int32_t>(topo.node), topo.siblings.to_string(),
-                                 state.online.contains(cpu), state.hotpluggable.contains(cpu));
-        }
-        return entries;
-    });
-}
-
-std::string ManagerAdaptor::Online() {
-    return guarded("Get Online", [&] { return backend_.state().online.to_string(); });
-}
-
-std::string ManagerAdaptor::Offline() {
-    return guarded("Get Offline", [&] { return backend_.state().offline().to_string(); });
-}
-
-std::string ManagerAdaptor::Possible() {
-    return guarded("Get Possible", [&] { return backend_.state().possible.to_string(); });
-}
-
-std::string ManagerAdaptor::Present() {
-    return guarded("Get Present", [&] { return backend_.state().present.to_string(); });
-}
-
-std::string ManagerAdaptor::Protected() {
-    return guarded("Get Protected", [&] { return backend_.settings().protected_cpus.to_string(); });
-}
-
-std::string ManagerAdaptor::SmtControl() {
-    return guarded("Get SmtControl", [&] { return backend_.state().smt_control; });
-}
-
-std::vector<std::string> ManagerAdaptor::Capabilities() {
-    return guarded("Get Capabilities", [&] { return capability_names(backend_.state()); });
-}
-
-bool ManagerAdaptor::Busy() {
-    return guarded("Get Busy", [&] { return backend_.busy(); });
-}
-
-std::map<std::string, sdbus::Variant> ManagerAdaptor::LastRecovery() {
-    return guarded("Get LastRecovery", [&] {
-        const RecoveryReport& r = backend_.last_recovery();
-        std::map<std::string, sdbus::Variant> out;
-        out[dbus::kRecoveryOutcome] = sdbus::Variant(to_string(r.outcome));
-        out[dbus::kRecoverySummary] = sdbus::Variant(r.summary);
-        out[dbus::kRecoveryTime] = sdbus::Variant(static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::microseconds>(r.when.time_since_epoch())
-                .count()));
-        switch (r.outcome) {
-            case RecoveryOutcome::None:
-                break;
-            case RecoveryOutcome::Rejected:
-                out[dbus::kRecoveryMovedTo] = sdbus::Variant(r.moved_to);
-                break;
-            case RecoveryOutcome::Finished:
-            case RecoveryOutcome::Stale:
-            case RecoveryOutcome::Recovered:
-                out[dbus::kRecoveryBatchId] = sdbus::Variant(static_cast<uint64_t>(r.batch_id));
-                out[dbus::kRecoveryAction] = sdbus::Variant(to_string(r.action));
-                out[dbus::kRecoveryStrategy] = sdbus::Variant(to_string(r.strategy));
-                out[dbus::kRecoveryPlanned] = sdbus::Variant(r.planned.to_string());
-                out[dbus::kRecoveryFound] = sdbus::Variant(r.found.to_string());
-                out[dbus::kRecoveryRestored] = sdbus::Variant(r.restored.to_string());
-                out[dbus::kRecoveryKept] = sdbus::Variant(r.kept.to_string());
-                out[dbus::kRecoveryFailed] = sdbus::Variant(r.failed.to_string());
-                out[dbus::kRecoveryRcuExpeditedRestored] = sdbus::Variant(r.rcu_expedited_restored);
-                out[dbus::kRecoverySmtControlRestored] = sdbus::Variant(r.smt_control_restored);
-                break;
-        }
-        return out;
-    });
-}
-
-std::vector<ManagerAdaptor::HoldEntry> ManagerAdaptor::Holds() {
-    return guarded("Get Holds", [&] { return to_dbus(backend_.holds()); });
-}
-
-std::string ManagerAdaptor::ActiveProfile() {
-    return guarded("Get ActiveProfile", [&] {
-        const auto active = backend_.active_profile();
-        return active ? active->name : std::string();
-    });
-}
-
-std::string ManagerAdaptor::ProfileCpus() {
-    return guarded("Get ProfileCpus", [&] {
-        const auto active = backend_.active_profile();
-        return active ? active->taken.to_string() : std::string();
-    });
-}
-
-std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> ManagerAdaptor::Profiles() {
-    return guarded("Get Profiles", [&] {
-        std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> entries;
-        for (const auto& [name, profile] : backend_.profiles()) {
-            entries.emplace_back(name, profile.offline, profile.smt_off,
-                                 static_cast<uint32_t>(profile.min_online_per_node));
-        }
-        return entries;
-    });
-}
-
-void ManagerAdaptor::announce_holds() {
-    try {
-        emitHoldsChanged(to_dbus(backend_.holds()));
-    } catch (const sdbus::Error& error) {
-        log::warning(std::string("cannot emit HoldsChanged: ") + error.what());
-    }
-}
-
-std::map<std::string, std::string> ManagerAdaptor::property_texts() {
-    const MachineState& state = backend_.cached_state();
-    std::string capabilities;
-    for (const auto& name : capability_names(state)) {
-        capabilities += name + " ";
-    }
-    const auto active = backend_.active_profile();
-    return {
-        {dbus::kPropertyOnline, state.online.to_string()},
-        {dbus::kPropertyOffline, state.offline().to_string()},
-        {dbus::kPropertyPossible, state.possible.to_string()},
-        {dbus::kPropertyPresent, state.present.to_string()},
-        {dbus::kPropertySmtControl, state.smt_control},
-        {dbus::kPropertyCapabilities, capabilities},
-        {dbus::kPropertyBusy, backend_.busy() ? "true" : "false"},
-        {dbus::kPropertyHolds,
-         [this] {
-             std::string text;
-             for (const auto& hold : backend_.holds()) {
-                 text += std::to_string(hold.id) + ":" + hold.cpus.to_string() + " ";
-             }
-             return text;
-         }()},
-        {dbus::kPropertyActiveProfile, active ? active->name : std::string()},
-        {dbus::kPropertyProfileCpus, active ? active->taken.to_string() : std::string()},
-    };
-}
-
-void ManagerAdaptor::announce_changes() {
-    auto now = property_texts();
-    std::vector<std::string> changed;
-    for (const auto& [name, value] : now) {
-        if (announced_[name] != value) {
-            changed.push_back(name);
-        }
-    }
-    announced_ = std::move(now);
-    if (changed.empty()) {
-        return;
-    }
-    try {
-        emitPropertiesChangedSignal(org::cpuhpd1::Manager_adaptor::INTERFACE_NAME, changed);
-    } catch (const sdbus::Error& error) {
-        log::warning(std::string("cannot emit PropertiesChanged: ") + error.what());
-    }
+    return guarded("GetTopology", [&] { return topology_of(backend_.state()); });
 }
 
 }  // namespace cpuhpd

@@ -15,12 +15,13 @@
 #include <vector>
 
 #include "admission.h"
+#include "caller_authorization.h"
 #include "cpuhpd-adaptor.h"
+#include "dbus_conversions.h"
 #include "engine.h"
 #include "holds.h"
 #include "machine.h"
 #include "options.h"
-#include "polkit_authority.h"
 #include "profiles.h"
 #include "recovery.h"
 #include "request.h"
@@ -78,13 +79,11 @@ public:
 class ManagerAdaptor final
     : public sdbus::AdaptorInterfaces<org::cpuhpd1::Manager_adaptor, sdbus::Properties_adaptor> {
 public:
-    using ResultEntry = sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>;
-    using Summary = std::map<std::string, sdbus::Variant>;
+    using ResultEntry = DbusCpuResult;
+    using Summary = DbusSummary;
     using ChangeResult = sdbus::Result<std::vector<ResultEntry>, Summary>;
-    using HoldEntry = sdbus::Struct<uint64_t, std::string, std::string, std::string, std::string,
-                                    std::string, uint64_t, bool>;
-    using TopologyEntry =
-        sdbus::Struct<uint32_t, int32_t, int32_t, int32_t, int32_t, std::string, bool, bool>;
+    using HoldEntry = DbusHold;
+    using TopologyEntry = DbusTopologyEntry;
 
     ManagerAdaptor(sdbus::IConnection& connection, ManagerBackend& backend);
     ~ManagerAdaptor();
@@ -129,16 +128,14 @@ private:
 public:
     // HoldsChanged, with the holds in force now.
     void announce_holds();
+    // BatchFinished and BatchProgress (manager_properties.cpp).
+    void announce_batch(const BatchReport& report);
+    void announce_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);
 
 private:
     // Decodes the options of the call being processed (throws OptionError).
     RequestOptions read_options(const std::map<std::string, sdbus::Variant>& options) const;
-    std::optional<uid_t> verified_caller_uid(std::string& why) const;
-    // Runs `proceed` once the caller of the call being processed may do polkit `action`: at
-    // once for uid 0 (and the daemon's own user), else when polkit says so. Otherwise
-    // `refuse` gets AccessDenied (InteractiveAuthorizationRequired when polkit would ask
-    // and the caller did not allow it). What `proceed` throws goes to `refuse` as well.
-    // `what` (the call) and `details` (shown by an authentication dialog) describe it.
+    // CallerAuthorization::authorize() for the call being processed.
     void authorize(const char* action, const char* what,
                    const std::map<std::string, std::string>& details, std::function<void()> proceed,
                    std::function<void(const sdbus::Error&)> refuse);
@@ -155,9 +152,8 @@ private:
     std::map<std::string, std::string> property_texts();
 
     ManagerBackend& backend_;
-    std::unique_ptr<sdbus::IProxy> bus_driver_;     // org.freedesktop.DBus, for credentials
     std::map<std::string, std::string> announced_;  // property -> comparable text
-    PolkitAuthority polkit_;  // last: its pending checks (which use `this`) end first
+    CallerAuthorization authorization_;  // last: its pending checks (which use `this`) end first
 };
 
 }  // namespace cpuhpd
