@@ -207,9 +207,7 @@ void execute(BatchState& state, const BatchIo& io, const BatchProgress& progress
                         ->run(state.action, state.plan.order, hooks);
     for (unsigned cpu : state.outcome.stopped_before)
         state.cancelled.add(cpu);
-    const bool one_shot =
-        state.plan.strategy == StrategyKind::Bulk || state.plan.strategy == StrategyKind::Smt;
-    if (one_shot && state.outcome.stopped_before.empty())
+    if (rules_of(state.plan.strategy).one_shot && state.outcome.stopped_before.empty())
         io.journal.one_shot_written(state.outcome.batch_error);
     state.after = io.read_state();
 }

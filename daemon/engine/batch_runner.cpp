@@ -20,8 +20,7 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
     record.boottime_ns = boottime_ns();
     if (state.plan.expedite)
         record.rcu_expedited = read_attribute(paths.rcu_expedited());
-    if (state.plan.strategy == StrategyKind::Smt && !state.before.smt_control.empty())
-        record.smt_control = state.before.smt_control;
+    record.smt_control = rules_of(state.plan.strategy).saved_smt_control(state.before);
     for (std::size_t i : state.accepted)
         record.requests.push_back(
             {state.requests[i].mode, state.requests[i].cpus, state.requests[i].caller});

@@ -52,6 +52,18 @@ inline constexpr EnumNames<RecoveryPolicy, 3> kRecoveryPolicyNames{{
     {RecoveryPolicy::Keep, "keep"},
 }};
 
+// smt/control as the kernel reports it (Documentation/ABI/testing/sysfs-devices-system-cpu);
+// Absent when there is no such file. Only On and Off can be switched.
+enum class SmtControl { Absent, On, Off, ForceOff, NotSupported, NotImplemented };
+inline constexpr EnumNames<SmtControl, 6> kSmtControlNames{{
+    {SmtControl::Absent, ""},
+    {SmtControl::On, "on"},
+    {SmtControl::Off, "off"},
+    {SmtControl::ForceOff, "forceoff"},
+    {SmtControl::NotSupported, "notsupported"},
+    {SmtControl::NotImplemented, "notimplemented"},
+}};
+
 // How a batch drives the kernel (strategy.h implements each but Auto, which the planner
 // turns into the best one the kernel offers).
 enum class StrategyKind { Auto, Bulk, Smt, PerCpu };
@@ -172,6 +184,9 @@ inline std::string to_string(Expedite value) {
 }
 inline std::string to_string(RecoveryPolicy value) {
     return std::string(name_of(kRecoveryPolicyNames, value));
+}
+inline std::string to_string(SmtControl value) {
+    return std::string(name_of(kSmtControlNames, value));
 }
 inline std::string to_string(StrategyKind value) {
     return std::string(name_of(kStrategyNames, value));

@@ -112,7 +112,7 @@ std::vector<Executor::Pending> Executor::take_batch(std::unique_lock<std::mutex>
            queue_.front().request.strategy == strategy) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
-        if (strategy == StrategyKind::Smt)
+        if (rules_of(strategy).stands_alone)
             break;
     }
     return batch;

@@ -7,18 +7,17 @@
 #include <system_error>
 
 #include "cpulist.h"
+#include "strategy.h"
 
 namespace cpuhpd {
 
 std::vector<StrategyKind> MachineState::capabilities() const {
     std::vector<StrategyKind> out;
-    if (bulk_writable) {
-        out.push_back(StrategyKind::Bulk);
+    for (const auto kind : {StrategyKind::Bulk, StrategyKind::Smt, StrategyKind::PerCpu}) {
+        if (rules_of(kind).available(*this)) {
+            out.push_back(kind);
+        }
     }
-    if (smt_control == "on" || smt_control == "off") {
-        out.push_back(StrategyKind::Smt);
-    }
-    out.push_back(StrategyKind::PerCpu);
     return out;
 }
 
@@ -138,7 +137,9 @@ MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
     }
 
     if (auto smt = read_attribute(paths.smt_control())) {
-        m.smt_control = trim(*smt);
+        // A word the kernel does not write (none known) cannot be switched either.
+        m.smt_control =
+            find_by_name(kSmtControlNames, trim(*smt)).value_or(SmtControl::NotSupported);
     }
     m.bulk_writable = write_permitted(paths.offline()) && write_permitted(paths.online());
 

@@ -16,8 +16,7 @@ struct MachineState {
     CpuSet present;
     CpuSet online;
     CpuSet hotpluggable;  // CPUs that have a cpuN/online file
-    std::string
-        smt_control;  // "on", "off", "forceoff", "notsupported", "notimplemented", "" if absent
+    SmtControl smt_control = SmtControl::Absent;
     bool bulk_writable =
         false;             // devices/system/cpu/offline and online are writable (companion patch)
     TopologyMap topology;  // live + remembered topology, for every CPU seen so far

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "strategy.h"
+
 namespace cpuhpd {
 
 namespace {
@@ -24,14 +26,6 @@ std::string plural_cpus(const CpuSet& cpus) {
 }
 
 }  // namespace
-
-bool smt_control_applies(Action action, const CpuSet& cpus, const MachineState& machine) {
-    const CpuSet secondaries = machine.smt_secondaries();
-    if (secondaries.empty() || !(cpus == secondaries))
-        return false;
-    // "on" when already on is a no-op in the kernel, so switching on needs "off" now.
-    return action == Action::Offline ? machine.smt_control == "on" : machine.smt_control == "off";
-}
 
 void validate(const Request& request, const MachineState& machine, const EngineSettings& settings,
               const CpuSet& already_leaving) {
@@ -71,31 +65,8 @@ void validate(const Request& request, const MachineState& machine, const EngineS
                               std::to_string(settings.min_online),
                           to_change);
     }
-    switch (request.strategy) {
-        case StrategyKind::Bulk:
-            if (!machine.bulk_writable)
-                throw Refusal(
-                    RefusalKind::NotSupported,
-                    "strategy bulk needs the companion kernel patch (writable "
-                    "/sys/devices/system/cpu/offline and online); this kernel does not offer it");
-            break;
-        case StrategyKind::Smt:
-            if (machine.smt_control != "on" && machine.smt_control != "off")
-                throw Refusal(RefusalKind::NotSupported,
-                              "strategy smt needs smt/control to be on or off; it is '" +
-                                  (machine.smt_control.empty() ? std::string("absent")
-                                                               : machine.smt_control) +
-                                  "'");
-            if (!(cpus == machine.smt_secondaries()))
-                throw Refusal(RefusalKind::NotSupported,
-                              "strategy smt applies only to exactly the SMT secondaries (" +
-                                  machine.smt_secondaries().to_string() + "), not " +
-                                  cpus.to_string());
-            break;
-        case StrategyKind::Auto:
-        case StrategyKind::PerCpu:
-            break;
-    }
+    if (request.strategy != StrategyKind::Auto)
+        rules_of(request.strategy).check(cpus, machine);
 }
 
 void narrow_to_eligible(Request& request, const MachineState& machine,
@@ -117,10 +88,11 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     // forced, never because a numeric mask happens to equal every secondary thread.
     if (forced != StrategyKind::Auto)
         plan.strategy = forced;
-    else if (machine.bulk_writable)
+    else if (rules_of(StrategyKind::Bulk).available(machine))
         plan.strategy = StrategyKind::Bulk;
     else
         plan.strategy = StrategyKind::PerCpu;
+    const StrategyRules& rules = rules_of(plan.strategy);
 
     // Siblings go down before their primaries; primaries come up first. Within each class
     // the companion patch walks the CPUs in ascending order (report what it does); per-CPU
@@ -130,7 +102,7 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     std::vector<unsigned> secondaries;
     for (const unsigned cpu : plan.to_change.members())
         (is_primary_thread(cpu, machine) ? primaries : secondaries).push_back(cpu);
-    if (action == Action::Offline && plan.strategy != StrategyKind::Bulk) {
+    if (action == Action::Offline && !rules.offline_ascending) {
         std::reverse(primaries.begin(), primaries.end());
         std::reverse(secondaries.begin(), secondaries.end());
     }
@@ -150,7 +122,7 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
             // Only per-CPU writes gain: the bulk kernel interface expedites its own batch
             // (rcu_expedite_gp(), kernel series v2), smt/control loops in the kernel, and a
             // single CPU pays one grace period either way.
-            plan.expedite = plan.strategy == StrategyKind::PerCpu && plan.to_change.count() >= 2;
+            plan.expedite = rules.wants_expedite && plan.to_change.count() >= 2;
             break;
     }
     return plan;

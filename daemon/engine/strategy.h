@@ -1,10 +1,16 @@
-// The three ways of driving the kernel. Each takes CPUs in plan order and reports, per
+// The three ways of driving the kernel, each in a file of its own with the rules the
+// planner, the executor, the journal and recovery ask of it (strategy_bulk.cpp,
+// strategy_smt.cpp, strategy_per_cpu.cpp). Each takes CPUs in plan order and reports, per
 // CPU, the errno of its attempt; it never decides about rollback (batch_phases.h does).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "machine.h"
@@ -43,11 +49,43 @@ public:
                                 const StrategyHooks& hooks) = 0;
 };
 
-// Strategy objects bound to one sysfs root and writer (StrategyKind and its names: enums.h).
+// What a strategy answers for everyone who must know something about it: one table entry
+// per StrategyKind (Auto, which the planner resolves, reads as per-cpu).
+struct StrategyRules {
+    StrategyKind kind;
+    // The kernel offers it (MachineState::capabilities, in table order).
+    bool (*available)(const MachineState& machine);
+    // A forced request of `cpus`: throws Refusal(NotSupported) when it cannot be done so.
+    void (*check)(const CpuSet& cpus, const MachineState& machine);
+    // Offline write order within secondaries and primaries: ascending (the kernel's
+    // cpu_down_mask() order) or descending. Online is always ascending.
+    bool offline_ascending;
+    // One write for the whole batch: the runner re-reads the kernel to learn what changed,
+    // and the journal records the write, not CPUs.
+    bool one_shot;
+    // Its requests form a batch each (smt: exactly the SMT secondaries, no more).
+    bool stands_alone;
+    // expedite: auto opens an rcu_expedited window around batches of two CPUs or more.
+    bool wants_expedite;
+    // The value of the kernel knob it changes besides the CPUs, saved in the journal before
+    // the batch so that recovery can put it back (smt: smt/control); none: nothing to save.
+    std::optional<std::string> (*saved_smt_control)(const MachineState& before);
+    // The strategy object bound to one sysfs root and writer.
+    std::unique_ptr<Strategy> (*make)(const SysfsPaths& paths, AttributeWriter& writer);
+};
+
+const StrategyRules& rules_of(StrategyKind kind);
+
 // One-shot strategies (bulk, smt) report success or the write's errno; the runner re-reads the
 // kernel's state to learn exactly which CPUs changed.
 std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& paths,
                                         AttributeWriter& writer);
+
+// One write that the kernel carries out for the whole batch: `target` names the file and
+// the value for the action and the CPUs in order.
+using OneShotTarget = std::function<std::pair<std::filesystem::path, std::string>(
+    Action, const std::vector<unsigned>&)>;
+std::unique_ptr<Strategy> make_one_shot(AttributeWriter& writer, OneShotTarget target);
 
 // Sets kernel/rcu_expedited to 1 for the lifetime of the window and restores the value it
 // found, on every path out (also exceptions). A missing file makes it a no-op.

@@ -33,7 +33,7 @@ std::string ManagerAdaptor::Protected() {
 }
 
 std::string ManagerAdaptor::SmtControl() {
-    return guarded("Get SmtControl", [&] { return backend_.state().smt_control; });
+    return guarded("Get SmtControl", [&] { return to_string(backend_.state().smt_control); });
 }
 
 std::vector<std::string> ManagerAdaptor::Capabilities() {
@@ -90,7 +90,7 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
         {dbus::kPropertyOffline, state.offline().to_string()},
         {dbus::kPropertyPossible, state.possible.to_string()},
         {dbus::kPropertyPresent, state.present.to_string()},
-        {dbus::kPropertySmtControl, state.smt_control},
+        {dbus::kPropertySmtControl, to_string(state.smt_control)},
         {dbus::kPropertyCapabilities, capabilities},
         {dbus::kPropertyBusy, backend_.busy() ? "true" : "false"},
         {dbus::kPropertyHolds,

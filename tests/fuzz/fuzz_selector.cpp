@@ -16,7 +16,7 @@ cpuhpd::MachineState make_machine() {
     m.present = m.possible;
     m.online = cpuhpd::CpuSet::range(0, 13);
     m.hotpluggable = cpuhpd::CpuSet::range(1, 15);
-    m.smt_control = "on";
+    m.smt_control = cpuhpd::SmtControl::On;
     for (unsigned cpu = 0; cpu < 16; ++cpu) {
         cpuhpd::CpuTopology t;
         t.package = static_cast<int>((cpu % 8) / 4);

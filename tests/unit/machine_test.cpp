@@ -29,7 +29,7 @@ TEST(ReadMachine, DefaultFakeMachine) {
     EXPECT_EQ(m.online, CpuSet::range(0, 15));
     EXPECT_TRUE(m.offline().empty());
     EXPECT_EQ(m.hotpluggable, CpuSet::range(1, 15));
-    EXPECT_EQ(m.smt_control, "on");
+    EXPECT_EQ(m.smt_control, SmtControl::On);
     EXPECT_FALSE(m.bulk_writable);
     ASSERT_EQ(m.topology.size(), 16u);
     const CpuTopology& t = m.topology.at(13);  // core 5 overall: package 1, core_id 1
@@ -158,10 +158,10 @@ TEST(ReadMachine, SmtControlAbsentOrNotSupported) {
     FakeTopology topo;
     topo.smt_control = "";
     FakeSysfs none(topo);
-    EXPECT_EQ(read(none).smt_control, "");
+    EXPECT_EQ(read(none).smt_control, SmtControl::Absent);
     topo.smt_control = "notsupported";
     FakeSysfs ns(topo);
-    EXPECT_EQ(read(ns).smt_control, "notsupported");
+    EXPECT_EQ(read(ns).smt_control, SmtControl::NotSupported);
 }
 
 TEST(ReadMachine, NumaNodes) {
@@ -185,18 +185,19 @@ TEST(ReadMachine, MissingSummaryFilesAreAnError) {
 TEST(MachineState, Capabilities) {
     MachineState m;
     EXPECT_EQ(m.capabilities(), std::vector<StrategyKind>{StrategyKind::PerCpu});
-    m.smt_control = "on";
+    m.smt_control = SmtControl::On;
     EXPECT_EQ(m.capabilities(),
               (std::vector<StrategyKind>{StrategyKind::Smt, StrategyKind::PerCpu}));
-    m.smt_control = "off";
+    m.smt_control = SmtControl::Off;
     m.bulk_writable = true;
     EXPECT_EQ(m.capabilities(), (std::vector<StrategyKind>{StrategyKind::Bulk, StrategyKind::Smt,
                                                            StrategyKind::PerCpu}));
-    for (const char* control : {"forceoff", "notsupported", "notimplemented", ""}) {
+    for (const auto control : {SmtControl::ForceOff, SmtControl::NotSupported,
+                               SmtControl::NotImplemented, SmtControl::Absent}) {
         m.smt_control = control;
         EXPECT_EQ(m.capabilities(),
                   (std::vector<StrategyKind>{StrategyKind::Bulk, StrategyKind::PerCpu}))
-            << control;
+            << to_string(control);
     }
 }
 
