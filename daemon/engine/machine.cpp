@@ -13,9 +13,10 @@ namespace cpuhpd {
 
 std::vector<StrategyKind> MachineState::capabilities() const {
     std::vector<StrategyKind> out;
-    for (const auto kind : {StrategyKind::Bulk, StrategyKind::Smt, StrategyKind::PerCpu}) {
-        if (rules_of(kind).available(*this)) {
-            out.push_back(kind);
+    // kStrategyNames lists them in preference order, after Auto.
+    for (const auto& entry : kStrategyNames) {
+        if (entry.value != StrategyKind::Auto && rules_of(entry.value).available(*this)) {
+            out.push_back(entry.value);
         }
     }
     return out;
