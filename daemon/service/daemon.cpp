@@ -272,26 +272,7 @@ void Daemon::settle_partitions() {
     log_settled(engine_.settle_partitions(problem), problem);
 }
 
-int Daemon::run() {
-    if (stopped_while_starting("before recovery")) {
-        return 0;
-    }
-    // Before any batch can start and before the name is taken.
-    recover_interrupted_batch();
-    settle_partitions();
-    engine_.load_active_profile();
-    if (stopped_while_starting("after recovery")) {
-        return 0;
-    }
-    engine_.start();
-    // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
-    // heard. One more read (nothing is served yet) covers what changed since the
-    // constructor's.
-    start_uevents();
-    if (watch_uevents_) {
-        engine_.refresh();
-    }
-
+std::optional<int> Daemon::publish() {
     try {
         connection_ = connect();
     } catch (const sdbus::Error& error) {
@@ -328,6 +309,32 @@ int Daemon::run() {
         }
     }
 
+    return std::nullopt;
+}
+
+int Daemon::run() {
+    if (stopped_while_starting("before recovery")) {
+        return 0;
+    }
+    // Before any batch can start and before the name is taken.
+    recover_interrupted_batch();
+    settle_partitions();
+    engine_.load_active_profile();
+    if (stopped_while_starting("after recovery")) {
+        return 0;
+    }
+    engine_.start();
+    // Before the name is taken: a caller who sees org.cpuhpd1 may rely on uevents being
+    // heard. One more read (nothing is served yet) covers what changed since the
+    // constructor's.
+    start_uevents();
+    if (watch_uevents_) {
+        engine_.refresh();
+    }
+
+    if (const auto code = publish()) {
+        return *code;
+    }
     log::info(std::string("serving ") + dbus::kBusName + " on the " + config_.bus +
                   " bus; online " + engine_.state().online.to_string() + ", capabilities " +
                   [this] {
@@ -340,7 +347,10 @@ int Daemon::run() {
               {{"CPUS", engine_.state().online.to_string()}});
     sd_notify(0, "READY=1\nSTATUS=Serving org.cpuhpd1");
 
-    const int code = loop_.run();
+    return wind_down(loop_.run());
+}
+
+int Daemon::wind_down(int code) {
     power_profiles_.reset();  // no switch is started while the daemon winds down
 
     // After a stop signal (begin_stop() said STOPPING=1) the admission thread has finished

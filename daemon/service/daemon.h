@@ -75,6 +75,11 @@ private:
     // serving; then leave the loop.
     void begin_stop();
     std::unique_ptr<sdbus::IConnection> connect() const;
+    // Connects, publishes the object, takes the name and starts following
+    // power-profiles-daemon; an exit code when the daemon cannot serve (or stopped meanwhile).
+    std::optional<int> publish();
+    // After the loop: the batch in flight finished, replies delivered, the bus let go.
+    int wind_down(int code);
 
     Config config_;
     FileAttributeWriter writer_;

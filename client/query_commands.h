@@ -1,0 +1,47 @@
+// The commands of cpuctl that ask the daemon and print its answer: `status`, `topology`,
+// `holds`, `release HOLD_ID` and `cancel [BATCH_ID]`, each in a file of its own
+// (status_command.cpp, topology_command.cpp, holds_command.cpp, release_command.cpp,
+// cancel_command.cpp), as add_*_command() (the command line) and run_*_command() (the call).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+
+#include "daemon_client.h"
+
+namespace cpuctl {
+
+struct StatusCommand {
+    CLI::App* command = nullptr;
+};
+void add_status_command(CLI::App& app, StatusCommand& c);
+int run_status_command(DaemonClient& client, const StatusCommand& c, bool json);
+
+struct TopologyCommand {
+    CLI::App* command = nullptr;
+};
+void add_topology_command(CLI::App& app, TopologyCommand& c);
+int run_topology_command(DaemonClient& client, const TopologyCommand& c, bool json);
+
+struct HoldsCommand {
+    CLI::App* command = nullptr;
+};
+void add_holds_command(CLI::App& app, HoldsCommand& c);
+int run_holds_command(DaemonClient& client, const HoldsCommand& c, bool json);
+
+struct ReleaseCommand {
+    CLI::App* command = nullptr;
+    std::uint64_t hold_id = 0;
+};
+void add_release_command(CLI::App& app, ReleaseCommand& c);
+int run_release_command(DaemonClient& client, const ReleaseCommand& c, bool json);
+
+struct CancelCommand {
+    CLI::App* command = nullptr;
+    std::uint64_t batch_id = 0;
+    bool no_wait = false;
+};
+void add_cancel_command(CLI::App& app, CancelCommand& c);
+int run_cancel_command(DaemonClient& client, const CancelCommand& c, bool json);
+
+}  // namespace cpuctl
