@@ -56,7 +56,5 @@ std::optional<CpuSet> read_cpulist_file(const std::filesystem::path& file);
 // Comma-separated 32-bit hex groups, most significant first: "ff,00000000" (no 0x).
 CpuSet parse_cpumap(std::string_view text, std::size_t base_offset = 0,
                     unsigned cpu_bound = kMaxCpus);
-// Formatted for `nr_cpus` bits as /sys/devices/system/cpu/cpuN/topology/*cpus does.
-std::string format_cpumap(const CpuSet& cpus, unsigned nr_cpus);
 
 }  // namespace cpuhpd

@@ -77,11 +77,6 @@ void Executor::submit(Request request, const MachineState& state, Completion don
     wake_.notify_all();
 }
 
-bool Executor::busy() const {
-    std::lock_guard lock(mutex_);
-    return running_batch_ || !queue_.empty();
-}
-
 std::uint64_t Executor::cancel(std::uint64_t batch_id) {
     std::lock_guard lock(mutex_);
     if (running_batch_id_ == 0)

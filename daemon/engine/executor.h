@@ -44,8 +44,6 @@ public:
     // are all in the asked state already while no batch is queued or running (batch_id 0).
     void submit(Request request, const MachineState& state, Completion done);
 
-    bool busy() const;
-
     // Cancels the batch running now, if its id is `batch_id` (0: whichever runs): it stops
     // before its next write, atomic requests roll back, and every caller of the batch gets
     // its results (CPUs not reached: Cancelled). Returns the batch's id. Throws

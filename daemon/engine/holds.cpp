@@ -73,17 +73,6 @@ std::vector<Hold> HoldTable::list() const {
     return holds;
 }
 
-std::vector<std::uint64_t> HoldTable::held_by(const std::string& holder) const {
-    const std::lock_guard lock(mutex_);
-    std::vector<std::uint64_t> ids;
-    for (const auto& [id, hold] : holds_) {
-        if (hold.holder == holder) {
-            ids.push_back(id);
-        }
-    }
-    return ids;
-}
-
 void HoldTable::admit(Request& request) const {
     const std::lock_guard lock(mutex_);
     CpuSet left_out;

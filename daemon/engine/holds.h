@@ -45,7 +45,6 @@ public:
     std::optional<Hold> end(std::uint64_t id);
     std::optional<Hold> find(std::uint64_t id) const;
     std::vector<Hold> list() const;  // by id
-    std::vector<std::uint64_t> held_by(const std::string& holder) const;
 
     // A held CPU is changed only by its holder. For anyone else's request the held CPUs that
     // only a selector brought in are left out (as protected ones are), and a held CPU named

@@ -229,10 +229,6 @@ MaskSelection select_mask(std::string_view expression, const MachineState& machi
     return out;
 }
 
-CpuSet resolve_mask(std::string_view expression, const MachineState& machine) {
-    return select_mask(expression, machine).cpus;
-}
-
 void check_mask_syntax(std::string_view expression) {
     for (const Argument& arg : checked_split(expression)) {
         if (is_numeric(arg)) {

@@ -20,9 +20,7 @@ namespace cpuhpd {
 // empty expression, an unknown selector, or a selector that matches no CPU are errors, and
 // so are CPU numbers beyond the machine's last possible CPU. Limits (input.h), checked
 // before anything is parsed: kMaxMaskBytes bytes, kMaxMaskRegions regions.
-CpuSet resolve_mask(std::string_view expression, const MachineState& machine);
-
-// The same, telling apart the CPUs the caller named by number (cpulist or cpumap) from
+// The selection tells apart the CPUs the caller named by number (cpulist or cpumap) from
 // those only a selector brought in: "offline all" means every CPU that can go offline,
 // while "offline 0" means CPU 0 and is refused if it is protected.
 struct MaskSelection {

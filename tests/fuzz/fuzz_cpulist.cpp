@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cpulist.h"
+#include "cpumap_text.h"
 #include "printable.h"
 
 using cpuhpd::fuzz::check_printable;

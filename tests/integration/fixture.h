@@ -23,19 +23,20 @@
 #include "harness/child.h"
 #include "harness/raw_client.h"
 #include "harness/world.h"
+#include "names.h"
 
 namespace cpuhpd::itest {
 
 using nlohmann::json;
 
-// The D-Bus errors the daemon answers with.
-inline constexpr const char* kInvalidMask = "org.cpuhpd1.Error.InvalidMask";
-inline constexpr const char* kProtectedCpu = "org.cpuhpd1.Error.ProtectedCpu";
-inline constexpr const char* kNotHotpluggable = "org.cpuhpd1.Error.NotHotpluggable";
-inline constexpr const char* kTooFewOnline = "org.cpuhpd1.Error.TooFewOnline";
-inline constexpr const char* kNotSupported = "org.cpuhpd1.Error.NotSupported";
-inline constexpr const char* kInvalidArgs = "org.freedesktop.DBus.Error.InvalidArgs";
-inline constexpr const char* kAccessDenied = "org.freedesktop.DBus.Error.AccessDenied";
+// The D-Bus errors the daemon answers with, as the contract names them (dbus/names.h).
+inline const std::string kInvalidMask = dbus::error_name(RefusalKind::InvalidMask);
+inline const std::string kProtectedCpu = dbus::error_name(RefusalKind::ProtectedCpu);
+inline const std::string kNotHotpluggable = dbus::error_name(RefusalKind::NotHotpluggable);
+inline const std::string kTooFewOnline = dbus::error_name(RefusalKind::TooFewOnline);
+inline const std::string kNotSupported = dbus::error_name(RefusalKind::NotSupported);
+inline constexpr const char* kInvalidArgs = dbus::kErrorInvalidArgs;
+inline constexpr const char* kAccessDenied = dbus::kErrorAccessDenied;
 
 // Every hotpluggable CPU's online file: "0" for the listed CPUs, "1" for the others.
 std::map<unsigned, std::string> expected_files(const std::set<unsigned>& offline);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cpumap_text.h"
 #include "cpuset.h"
 #include "sysfs.h"
 

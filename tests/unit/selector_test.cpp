@@ -1,4 +1,4 @@
-// resolve_mask: cpulists, hex cpumaps and topology selectors, and the errors that point
+// select_mask: cpulists, hex cpumaps and topology selectors, and the errors that point
 // at the offending argument.
 #include "selector.h"
 
@@ -28,7 +28,7 @@ protected:
         t.possible_extra = 112;  // possible 0-127, present 0-15
         return t;
     }
-    CpuSet resolve(std::string_view expression) { return resolve_mask(expression, machine_); }
+    CpuSet resolve(std::string_view expression) { return select_mask(expression, machine_).cpus; }
     MaskError error(std::string_view expression) {
         try {
             CpuSet s = resolve(expression);
@@ -192,7 +192,7 @@ TEST_F(Selector, SelectorsThatMatchNothing) {
     TopologyMemory memory("");
     MachineState m = read_machine(single.paths(), memory);
     try {
-        resolve_mask("smt", m);
+        select_mask("smt", m).cpus;
         ADD_FAILURE() << "smt matched CPUs on a machine without SMT";
     } catch (const MaskError& err) {
         EXPECT_EQ(err.token(), "smt");
@@ -245,10 +245,10 @@ TEST(SelectorWithoutSysfs, HandBuiltMachineState) {
     m.topology[1] = CpuTopology{0, 0, 0, 0, of({0, 1})};
     m.topology[2] = CpuTopology{1, 1, 0, 1, of({2, 3})};
     m.topology[3] = CpuTopology{1, 1, 0, 1, of({2, 3})};
-    EXPECT_EQ(resolve_mask("die:1", m), of({2, 3}));
-    EXPECT_EQ(resolve_mask("smt", m), of({1, 3}));
-    EXPECT_EQ(resolve_mask("all", m), CpuSet::range(0, 3));
-    EXPECT_THROW(resolve_mask("all", MachineState{}), MaskError);
+    EXPECT_EQ(select_mask("die:1", m).cpus, of({2, 3}));
+    EXPECT_EQ(select_mask("smt", m).cpus, of({1, 3}));
+    EXPECT_EQ(select_mask("all", m).cpus, CpuSet::range(0, 3));
+    EXPECT_THROW(select_mask("all", MachineState{}).cpus, MaskError);
 }
 
 }  // namespace
