@@ -379,9 +379,11 @@ int remove_journal_file(const std::filesystem::path& file) {
 
 // ------------------------------------------------------------------ reading
 
-std::variant<JournalRecord, std::string> parse_journal(const std::string& text) {
+namespace {
+
+// The complete lines of `text`; a torn last line (no newline) is dropped.
+std::vector<std::string_view> journal_lines(std::string_view rest) {
     std::vector<std::string_view> lines;
-    std::string_view rest = text;
     while (!rest.empty()) {
         const std::size_t nl = rest.find('\n');
         if (nl == std::string_view::npos) {
@@ -390,6 +392,64 @@ std::variant<JournalRecord, std::string> parse_journal(const std::string& text) 
         lines.push_back(rest.substr(0, nl));
         rest.remove_prefix(nl + 1);
     }
+    return lines;
+}
+
+// The 'begin' record; returns how many 'request' records follow it.
+std::size_t parse_begin(const Line& line, JournalRecord& r) {
+    if (line.kind != "begin") {
+        throw ParseError("expected the 'begin' record");
+    }
+    r.batch_id = number_field(line, "batch");
+    r.action = named_field(line, "action", kActionNames);
+    r.strategy = named_field(line, "strategy", kStrategyNames);
+    r.order = order_field(line);
+    r.online_before = cpus_field(line, "online_before");
+    r.rcu_expedited = optional_field(line, "rcu_expedited");
+    r.smt_control = optional_field(line, "smt_control");
+    r.boottime_ns = number_field(line, "boottime_ns");
+    const std::size_t requests = number_field(line, "requests");
+    if (requests > kMaxCpus) {
+        throw ParseError("too many requests");
+    }
+    return requests;
+}
+
+void parse_request(const Line& line, std::size_t requests, JournalRecord& r) {
+    if (line.kind != "request") {
+        throw ParseError("expected " + std::to_string(requests) + " 'request' records");
+    }
+    JournalRequest request;
+    request.mode = named_field(line, "mode", kModeNames);
+    request.cpus = cpus_field(line, "cpus");
+    const auto caller = optional_field(line, "caller");
+    request.caller = caller.value_or("");
+    r.requests.push_back(std::move(request));
+}
+
+// A record of the batch's progress, after the header.
+void parse_progress(const Line& line, JournalRecord& r) {
+    if (r.ended) {
+        throw ParseError("a record after 'end'");
+    } else if (line.kind == "written") {
+        r.written[cpu_field(line)] = errno_field(line);
+    } else if (line.kind == "one-shot") {
+        r.one_shot_error = errno_field(line);
+    } else if (line.kind == "rollback") {
+        r.rolling_back = true;
+    } else if (line.kind == "restored") {
+        r.restored[cpu_field(line)] = errno_field(line);
+    } else if (line.kind == "end") {
+        r.ended = true;
+    } else {
+        throw ParseError("unknown record '" + escape_excerpt(line.kind) + "'");
+    }
+}
+
+}  // namespace
+
+std::variant<JournalRecord, std::string> parse_journal(const std::string& text) {
+    const std::vector<std::string_view> lines = journal_lines(text);
     if (lines.empty() || lines.front() != kMagic) {
         return std::string("not a cpuhpd batch journal (the first line is not '") + kMagic + "')";
     }
@@ -408,46 +468,11 @@ std::variant<JournalRecord, std::string> parse_journal(const std::string& text) 
             const std::string where = "line " + std::to_string(i + 1) + ": ";
             try {
                 if (i == 1) {
-                    if (line->kind != "begin") {
-                        throw ParseError("expected the 'begin' record");
-                    }
-                    r.batch_id = number_field(*line, "batch");
-                    r.action = named_field(*line, "action", kActionNames);
-                    r.strategy = named_field(*line, "strategy", kStrategyNames);
-                    r.order = order_field(*line);
-                    r.online_before = cpus_field(*line, "online_before");
-                    r.rcu_expedited = optional_field(*line, "rcu_expedited");
-                    r.smt_control = optional_field(*line, "smt_control");
-                    r.boottime_ns = number_field(*line, "boottime_ns");
-                    requests = number_field(*line, "requests");
-                    if (requests > kMaxCpus) {
-                        throw ParseError("too many requests");
-                    }
+                    requests = parse_begin(*line, r);
                 } else if (i <= 1 + requests) {
-                    if (line->kind != "request") {
-                        throw ParseError("expected " + std::to_string(requests) +
-                                         " 'request' records");
-                    }
-                    JournalRequest request;
-                    request.mode = named_field(*line, "mode", kModeNames);
-                    request.cpus = cpus_field(*line, "cpus");
-                    const auto caller = optional_field(*line, "caller");
-                    request.caller = caller.value_or("");
-                    r.requests.push_back(std::move(request));
-                } else if (r.ended) {
-                    throw ParseError("a record after 'end'");
-                } else if (line->kind == "written") {
-                    r.written[cpu_field(*line)] = errno_field(*line);
-                } else if (line->kind == "one-shot") {
-                    r.one_shot_error = errno_field(*line);
-                } else if (line->kind == "rollback") {
-                    r.rolling_back = true;
-                } else if (line->kind == "restored") {
-                    r.restored[cpu_field(*line)] = errno_field(*line);
-                } else if (line->kind == "end") {
-                    r.ended = true;
+                    parse_request(*line, requests, r);
                 } else {
-                    throw ParseError("unknown record '" + escape_excerpt(line->kind) + "'");
+                    parse_progress(*line, r);
                 }
             } catch (const ParseError& e) {
                 return where + e.what();

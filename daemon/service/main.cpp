@@ -79,12 +79,7 @@ bool apply(const Options& options, cpuhpd::Config& config) {
     return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"cpuhpd: takes CPUs offline and online in bulk, over D-Bus (org.cpuhpd1)",
-                 "cpuhpd"};
-    Options options;
+void add_options(CLI::App& app, Options& options) {
     app.add_option("--config", options.config,
                    "Config file (default " CPUHPD_DEFAULT_CONFIG ", which may be missing)");
     app.add_option("--sysfs-root", options.sysfs_root, "Where sysfs is mounted (default /sys)");
@@ -109,6 +104,32 @@ int main(int argc, char** argv) {
                  "Check the config file (and the options) and exit");
     app.add_option("FILE", options.check_file,
                    "With --check-config: the file to check (the same as --config FILE)");
+}
+
+// --check-config FILE: FILE is the config to check (a FILE alone, or two files, are refused).
+bool take_check_file(Options& options) {
+    if (options.check_file) {
+        if (!options.check_config) {
+            fail("a FILE argument is only accepted with --check-config (else --config FILE)");
+            return false;
+        }
+        if (options.config && *options.config != *options.check_file) {
+            fail("--check-config: two files named (" + *options.check_file + " and --config " +
+                 *options.config + ")");
+            return false;
+        }
+        options.config = options.check_file;
+    }
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"cpuhpd: takes CPUs offline and online in bulk, over D-Bus (org.cpuhpd1)",
+                 "cpuhpd"};
+    Options options;
+    add_options(app, options);
     app.set_version_flag("--version", std::string("cpuhpd ") + CPUHPD_VERSION);
     try {
         app.parse(argc, argv);
@@ -116,17 +137,8 @@ int main(int argc, char** argv) {
         const int code = app.exit(error);
         return code == 0 ? 0 : 2;
     }
-    if (options.check_file) {
-        if (!options.check_config) {
-            fail("a FILE argument is only accepted with --check-config (else --config FILE)");
-            return 2;
-        }
-        if (options.config && *options.config != *options.check_file) {
-            fail("--check-config: two files named (" + *options.check_file + " and --config " +
-                 *options.config + ")");
-            return 2;
-        }
-        options.config = options.check_file;
+    if (!take_check_file(options)) {
+        return 2;
     }
 
     cpuhpd::Config config;
