@@ -116,8 +116,12 @@ append="console=ttyS0 panic=-1 sysrq_always_enabled cpuhpd.scenarios=$scenarios"
 sockdir="$(mktemp -d /tmp/cpuhpd-qemu.XXXXXX)"
 trap 'rm -rf "$sockdir"' EXIT
 monitor="$sockdir/monitor.sock"
+# debug-threads names each vCPU thread "CPU N/TCG" and the pidfile gives the host-side
+# halt check (watch_halt below) QEMU's pid.
+qemu_pidfile="$sockdir/qemu.pid"
 cmd=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "$cpu_model" -m 2G
      "${smp[@]}" -nographic -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$append"
+     -name "cpuhpd-$topology,debug-threads=on" -pidfile "$qemu_pidfile"
      -monitor "unix:$monitor,server=on,wait=off" "${qemu_extra[@]}")
 log "kernel $kernel"
 log "console log $console"
@@ -211,12 +215,90 @@ watch_for_hang() {
     done
 }
 
+# The host-side halt check. A scenario that calls halt_check (lib.sh) prints
+# "CPUHPD-HALT-CHECK NAME offline=LIST end" and then keeps the guest idle for
+# HALT_WAIT s; here every vCPU thread's CPU time (utime+stime of "CPU N/TCG" in
+# /proc/QEMU_PID/task/*/stat) is sampled twice, halt_window_s apart, and every vCPU
+# that is offline in the guest must have used less than halt_max_pct of a host CPU: an
+# offline CPU parks in hlt_play_dead() and its vCPU thread sleeps, while a CPU that was
+# left running kernel code (e.g. spinning in cpuhp_ap_sync_alive()) burns host time.
+# One "HALT-CHECK NAME PASS|FAIL ..." line per request in $outdir/halt.txt.
+halt_report="$outdir/halt.txt"
+halt_window_s=4
+halt_max_pct=5
+# vcpu_ticks PID: "N TICKS" per vCPU thread, TICKS = utime + stime (clock ticks).
+vcpu_ticks() {
+    local t comm n
+    for t in /proc/"$1"/task/*; do
+        read -r comm <"$t/comm" 2>/dev/null || continue
+        case "$comm" in "CPU "*/TCG) ;; *) continue ;; esac
+        n=${comm#CPU }
+        n=${n%/TCG}
+        awk -v n="$n" '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print n, f[12] + f[13] }' \
+            "$t/stat" 2>/dev/null || true
+    done
+}
+watch_halt() {
+    local seen=0 total line name off pid t0 t1 hz
+    hz=$(getconf CLK_TCK)
+    while sleep 0.5; do
+        total=$(grep -acE 'CPUHPD-HALT-CHECK [^ ]+ offline=[^ ]+ end' "$console" 2>/dev/null) || total=0
+        while [ "$seen" -lt "$total" ]; do
+            seen=$((seen + 1))
+            line=$(grep -aE 'CPUHPD-HALT-CHECK [^ ]+ offline=[^ ]+ end' "$console" |
+                sed -n "${seen}p" | tr -d '\r')
+            line=${line#*CPUHPD-HALT-CHECK }
+            name=${line%% *}
+            off=${line#* offline=}
+            off=${off%% *}
+            pid=$(cat "$qemu_pidfile" 2>/dev/null || true)
+            if [ -z "$pid" ] || [ ! -d "/proc/$pid/task" ]; then
+                echo "HALT-CHECK $name FAIL: QEMU's pid is unknown, nothing measured" >>"$halt_report"
+                continue
+            fi
+            t0=$(vcpu_ticks "$pid")
+            sleep "$halt_window_s"
+            t1=$(vcpu_ticks "$pid")
+            awk -v name="$name" -v off="$off" -v hz="$hz" -v w="$halt_window_s" \
+                -v max="$halt_max_pct" -v t0="$t0" -v t1="$t1" '
+                BEGIN {
+                    n = split(t0, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); b[f[1]] = f[2] }
+                    n = split(t1, a, "\n"); for (i = 1; i <= n; i++) { split(a[i], f, " "); e[f[1]] = f[2] }
+                    if (off != "none") {
+                        n = split(off, p, ",")
+                        for (i = 1; i <= n; i++) {
+                            if (split(p[i], r, "-") == 1) r[2] = r[1]
+                            for (c = r[1] + 0; c <= r[2] + 0; c++) o[c] = 1
+                        }
+                    }
+                    bad = ""; offs = ""; ons = ""; nvcpu = 0
+                    for (c = 0; c < 4096; c++) {
+                        if (!(c in b) || !(c in e)) continue
+                        nvcpu++
+                        pct = int((e[c] - b[c]) * 100 / (hz * w) + 0.5)
+                        if (c in o) { offs = offs " cpu" c "=" pct "%"; if (pct >= max) bad = bad " cpu" c "=" pct "%" }
+                        else ons = ons " cpu" c "=" pct "%"
+                    }
+                    if (nvcpu == 0) { print "HALT-CHECK " name " FAIL: no \"CPU N/TCG\" threads found"; exit }
+                    if (bad == "") { verdict = "PASS"; msg = "every offline vCPU halted (< " max "% of a host CPU)" }
+                    else { verdict = "FAIL"; msg = "offline vCPUs running (>= " max "% of a host CPU):" bad }
+                    if (offs == "") offs = " none"
+                    printf "HALT-CHECK %s %s: offline {%s}, %d s: %s\n", name, verdict, off, w, msg
+                    printf "HALT-CHECK %s   offline vCPUs:%s\n", name, offs
+                    printf "HALT-CHECK %s   online vCPUs:%s\n", name, ons
+                }' >>"$halt_report"
+        done
+    done
+}
+
 # Boots the guest once: sets qrc (QEMU's exit status) and elapsed (seconds).
 boot_guest() {
-    local watcher start_s
-    rm -f "$hang_report" "$outdir/boot-hang"
+    local watcher halt_watcher start_s
+    rm -f "$hang_report" "$outdir/boot-hang" "$halt_report" "$qemu_pidfile"
     watch_for_hang &
     watcher=$!
+    watch_halt &
+    halt_watcher=$!
     start_s=$(date +%s)
     set +e
     if [ "$show" = 1 ]; then
@@ -233,8 +315,8 @@ boot_guest() {
         qrc=$?
     fi
     set -e
-    kill "$watcher" 2>/dev/null || true
-    wait "$watcher" 2>/dev/null || true
+    kill "$watcher" "$halt_watcher" 2>/dev/null || true
+    wait "$watcher" "$halt_watcher" 2>/dev/null || true
     elapsed=$(( $(date +%s) - start_s ))
 }
 
@@ -277,6 +359,18 @@ grep -aE '^CPUHPD-VM: init reached' "$clean" || true
 if grep -aqE '^ *# (COUNT|TIME) ' "$clean"; then
     echo "---- $topology: counts and timings"
     grep -aE '^ *# (COUNT|TIME) ' "$clean" | sed 's/^ *# //'
+fi
+# The host-side halt checks: one verdict per request, every one a PASS.
+nhalt=$(grep -acE 'CPUHPD-HALT-CHECK [^ ]+ offline=[^ ]+ end' "$clean" || true)
+if [ "$nhalt" -gt 0 ]; then
+    echo "---- $topology: host-side halt checks ($nhalt requested)"
+    [ -f "$halt_report" ] && cat "$halt_report"
+    nverdict=$(grep -acE '^HALT-CHECK [^ ]+ (PASS|FAIL)' "$halt_report" 2>/dev/null || true)
+    if [ "$nverdict" != "$nhalt" ]; then
+        log "HALT-CHECK: $nhalt requested by the guest, $nverdict measured"
+        status=1
+    fi
+    grep -qE '^HALT-CHECK [^ ]+ FAIL' "$halt_report" 2>/dev/null && status=1
 fi
 summary="$(grep -aE '^CPUHPD-VM: [0-9]+ passed, [0-9]+ failed' "$clean" | tail -n1 || true)"
 nfail_lines=$(grep -acE '^SCENARIO [^ ]+ FAIL' "$clean" || true)

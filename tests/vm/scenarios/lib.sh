@@ -334,6 +334,17 @@ kernel_has_bulk() { [ "$(stat -c %a $SYS/offline 2>/dev/null)" = 644 ]; }
 need_bulk_kernel() {
     kernel_has_bulk || skip "the kernel has no bulk interface ($SYS/offline is mode $(stat -c %a $SYS/offline 2>/dev/null), not 644)"
 }
+# halt_check NAME: the host-side check that every offline vCPU halts. Prints
+# "CPUHPD-HALT-CHECK NAME offline=LIST end" and keeps the guest idle for HALT_WAIT s, in
+# which run-guest.sh (watch_halt) samples the CPU time of QEMU's vCPU threads; the
+# verdict is the host's (HALT-CHECK lines after the results; a FAIL fails the run).
+HALT_WAIT=${HALT_WAIT:-10}
+halt_check() {
+    local off
+    off=$(compress $(minus "$PRESENT" "$(kernel_online)"))
+    echo "CPUHPD-HALT-CHECK $1 offline=${off:-none} end"
+    sleep "$HALT_WAIT"
+}
 # kwrite FILE VALUE: one write(2) of VALUE to FILE; KW = ok | EPERM | EBUSY | EINVAL |
 # EAGAIN | ENOSPC | ERANGE | "other: <message>" (busybox prints strerror).
 kwrite() {

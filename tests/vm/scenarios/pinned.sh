@@ -14,10 +14,13 @@ PL=$(compress $P)
 # sleeping one would only be moved when it wakes.
 taskset -c "$PL" sh -c 'while :; do :; done' &
 TASK=$!
-# Wait (bounded) for the affinity to be set: taskset sets it, then execs sh.
+# Wait (bounded) for the affinity to be set and for the exec: taskset sets the affinity,
+# then execs sh (read before the exec, the name is taskset's, and the plan, made after
+# it, names sh: seen once as "task N (exe)" against "pinned: task N (sh)").
 i=0
-until grep -q "^Cpus_allowed_list:.$PL\$" /proc/$TASK/status 2>/dev/null; do
-    i=$((i + 1)); [ $i -le 50 ] || fail "task $TASK never got affinity $PL"; usleep 100000
+until grep -q "^Cpus_allowed_list:.$PL\$" /proc/$TASK/status 2>/dev/null &&
+    [ "$(cat /proc/$TASK/comm 2>/dev/null)" = sh ]; do
+    i=$((i + 1)); [ $i -le 50 ] || fail "task $TASK never got affinity $PL and ran sh"; usleep 100000
 done
 read -r COMM </proc/$TASK/comm
 note "task $TASK ($COMM): $(grep Cpus_allowed_list /proc/$TASK/status)"
