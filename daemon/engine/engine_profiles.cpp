@@ -26,20 +26,16 @@ Notice profile_notice(const std::string& text, const std::string& name, const Cp
     return Notice{Notice::Level::Info, text, {{"PROFILE", name}, {"CPUS", cpus.to_string()}}};
 }
 
-// A profile request refused when it was queued, answered as a failed result.
-RequestResult refused_result(const Request& request) {
-    RequestResult refused;
-    refused.action = request.action;
-    refused.mask = request.mask;
-    refused.outcome = Outcome::Failed;
+// A profile request refused when it was queued (the exception being handled), answered as a
+// failed result.
+RequestResult queue_refused(const Request& request) {
     try {
         throw;
     } catch (const Refusal& refusal) {
-        refused.refusal = refusal;
+        return refused_result(request, refusal);
     } catch (const std::exception& error) {
-        refused.refusal = Refusal(RefusalKind::KernelError, error.what());
+        return refused_result(request, Refusal(RefusalKind::KernelError, error.what()));
     }
-    return refused;
 }
 
 // The two requests of a profile change: back online first (best-effort: what can come
@@ -181,7 +177,7 @@ void Engine::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                 queue(request, state,
                       [this, run](const RequestResult& r) { finish_profile_run(*run, &r); });
             } catch (...) {
-                post_([this, run, refused = refused_result(request)] {
+                post_([this, run, refused = queue_refused(request)] {
                     finish_profile_run(*run, &refused);
                 });
             }

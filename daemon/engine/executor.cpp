@@ -24,12 +24,9 @@ Executor::~Executor() {
     thread_.join();
     // Whatever was still queued is answered, never dropped.
     for (auto& pending : queue_) {
-        RequestResult r;
-        r.action = pending.request.action;
-        r.mask = pending.request.mask;
-        r.outcome = Outcome::Failed;
-        r.refusal = Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed");
-        pending.done(std::move(r));
+        pending.done(refused_result(
+            pending.request,
+            Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")));
     }
 }
 
@@ -123,13 +120,7 @@ void Executor::refuse_held(std::vector<Pending>& batch) {
             holds_->admit(pending.request);
             admitted.push_back(std::move(pending));
         } catch (const Refusal& refusal) {
-            RequestResult r;
-            r.action = pending.request.action;
-            r.mode = pending.request.mode;
-            r.mask = pending.request.mask;
-            r.outcome = Outcome::Failed;
-            r.refusal = refusal;
-            pending.done(std::move(r));
+            pending.done(refused_result(pending.request, refusal));
         }
     }
     batch = std::move(admitted);
@@ -183,13 +174,10 @@ void Executor::worker() {
         } catch (const std::exception& e) {
             output.results.clear();
             for (const auto& req : requests) {
-                RequestResult r;
-                r.action = req.action;
-                r.mask = req.mask;
+                RequestResult r =
+                    refused_result(req, Refusal(RefusalKind::KernelError,
+                                                std::string("batch could not run: ") + e.what()));
                 r.batch_id = batch_id;
-                r.outcome = Outcome::Failed;
-                r.refusal = Refusal(RefusalKind::KernelError,
-                                    std::string("batch could not run: ") + e.what());
                 output.results.push_back(std::move(r));
             }
             output.report.batch_id = batch_id;

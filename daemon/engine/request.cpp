@@ -1,5 +1,7 @@
 #include "request.h"
 
+#include <utility>
+
 namespace cpuhpd {
 
 Refusal::Refusal(RefusalKind kind, std::string message, CpuSet cpus)
@@ -18,6 +20,16 @@ Outcome summarize(const std::vector<CpuResult>& cpus) {
     if (!any_bad)
         return Outcome::Ok;
     return any_changed ? Outcome::Partial : Outcome::Failed;
+}
+
+RequestResult refused_result(const Request& request, Refusal refusal) {
+    RequestResult r;
+    r.action = request.action;
+    r.mode = request.mode;
+    r.mask = request.mask;
+    r.outcome = Outcome::Failed;
+    r.refusal = std::move(refusal);
+    return r;
 }
 
 }  // namespace cpuhpd

@@ -73,6 +73,9 @@ struct RequestResult {
     std::vector<PartitionChange> partitions;
 };
 
+// The result of `request` refused by `refusal` before any of its CPUs was touched.
+RequestResult refused_result(const Request& request, Refusal refusal);
+
 // Derives the request outcome from its per-CPU results.
 Outcome summarize(const std::vector<CpuResult>& cpus);
 
