@@ -38,18 +38,27 @@ int replace_file(const std::filesystem::path& file, const std::string& text,
         p += n;
         left -= static_cast<std::size_t>(n);
     }
+    const char* step = "write";
     if (err == 0 && ::fchmod(fd, 0644) != 0) {
         err = errno;
+        step = "chmod";
+    }
+    // On disk before the rename: after a crash the name holds the old text or the new one.
+    if (err == 0 && ::fsync(fd) != 0) {
+        err = errno;
+        step = "fsync";
     }
     if (::close(fd) != 0 && err == 0 && errno != EINTR) {
         err = errno;
+        step = "close";
     }
     if (err == 0 && ::rename(name.data(), file.c_str()) != 0) {
         err = errno;
+        step = "rename";
     }
     if (err != 0) {
         ::unlink(name.data());
-        failed_step = "write";
+        failed_step = step;
     }
     return err;
 }

@@ -10,9 +10,10 @@
 
 namespace cpuhpd {
 
-// Writes `text` to a temporary file beside `file` and renames it over `file` (mode 0644).
-// Returns 0, or the errno of the step that failed in `failed_step` ("create temporary file",
-// "write"); the temporary file is removed then.
+// Writes `text` to a temporary file beside `file` (FILE.XXXXXX), fsyncs it and renames it
+// over `file` (mode 0644). Returns 0, or the errno of the step that failed in `failed_step`
+// ("create temporary file", "write", "chmod", "fsync", "close", "rename"); the temporary file
+// is removed then.
 int replace_file(const std::filesystem::path& file, const std::string& text,
                  std::string& failed_step);
 
