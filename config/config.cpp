@@ -95,6 +95,8 @@ public:
                 config.engine.recovery = named(value, key, kRecoveryPolicyNames);
             } else if (key == "on_stop") {
                 config.on_stop = named(value, key, kStopPolicyNames);
+            } else if (key == "metrics_file") {
+                config.metrics_file = file_path_value(value, key);
             } else if (key == "profiles") {
                 config.profiles = profiles(value, key);
             } else if (key == "power_profiles") {
@@ -105,7 +107,7 @@ public:
                      "log_level, "
                      "protected_cpus, "
                      "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
-                     "recovery, on_stop, profiles, power_profiles)");
+                     "recovery, on_stop, metrics_file, profiles, power_profiles)");
             }
         }
         if (power_profiles_) {
@@ -150,6 +152,22 @@ private:
             fail(value, key, "'" + escape_excerpt(path.string()) + "' is not an absolute path");
         }
         return normalize_directory(path);
+    }
+
+    // A file the daemon writes: an absolute path that names no directory.
+    std::filesystem::path file_path_value(const YAML::Node& value, const std::string& key) const {
+        const std::string text = nonempty_string(value, key);
+        const std::filesystem::path path = text;
+        if (!path.is_absolute()) {
+            fail(value, key, "'" + escape_excerpt(text) + "' is not an absolute path");
+        }
+        // "/var/lib/x/" and "/var/lib/x/." name a directory however the disk looks.
+        const std::filesystem::path normal = path.lexically_normal();
+        std::error_code ec;
+        if (!normal.has_filename() || std::filesystem::is_directory(normal, ec)) {
+            fail(value, key, "'" + escape_excerpt(text) + "' is a directory; name a file in it");
+        }
+        return normal;
     }
 
     std::string one_of(const YAML::Node& value, const std::string& key,

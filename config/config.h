@@ -54,6 +54,9 @@ struct Config {
     // UeventMonitor::open_socket); empty: the kernel's, when sysfs_root is /sys.
     std::filesystem::path uevent_socket;
     StopPolicy on_stop = StopPolicy::Cancel;  // the batch in flight at SIGTERM
+    // Where the daemon writes its Prometheus metrics (metrics.h) after every change, for
+    // node_exporter's textfile collector; empty: nowhere.
+    std::filesystem::path metrics_file;
     EngineSettings engine;
     std::map<std::string, Profile> profiles;
     // power-profiles-daemon's ActiveProfile ("power-saver", ...) -> the name of a profile in

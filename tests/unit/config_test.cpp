@@ -38,6 +38,7 @@ TEST(Config, EmptyTextGivesDefaults) {
     EXPECT_EQ(config.engine.max_queued_requests, 256u);
     EXPECT_EQ(config.on_stop, StopPolicy::Cancel);
     EXPECT_TRUE(config.profiles.empty());
+    EXPECT_TRUE(config.metrics_file.empty());  // no metrics written
 }
 
 TEST(Config, EveryKey) {
@@ -53,6 +54,7 @@ expedite: never
 default_mode: best-effort
 max_queued_requests: 16
 on_stop: finish
+metrics_file: /var/lib/prometheus/node-exporter/./cpuhpd.prom
 profiles:
   night:
     offline: "package:1"
@@ -72,6 +74,7 @@ profiles:
     EXPECT_EQ(config.engine.default_mode, Mode::BestEffort);
     EXPECT_EQ(config.engine.max_queued_requests, 16u);
     EXPECT_EQ(config.on_stop, StopPolicy::Finish);
+    EXPECT_EQ(config.metrics_file, "/var/lib/prometheus/node-exporter/cpuhpd.prom");
     ASSERT_EQ(config.profiles.size(), 3u);
     EXPECT_EQ(config.profiles.at("night").offline, "package:1");
     EXPECT_FALSE(config.profiles.at("night").smt_off);
@@ -121,6 +124,14 @@ TEST(Config, BadValues) {
         {"sysfs_root: relative/path\n",
          "test.yaml:1: key 'sysfs_root': 'relative/path' is not an absolute path"},
         {"state_dir: \"\"\n", "test.yaml:1: key 'state_dir': must not be empty"},
+        {"metrics_file: cpuhpd.prom\n",
+         "test.yaml:1: key 'metrics_file': 'cpuhpd.prom' is not an absolute path"},
+        {"metrics_file: \"\"\n", "test.yaml:1: key 'metrics_file': must not be empty"},
+        {"\nmetrics_file: /var/lib/prometheus/node-exporter/\n",
+         "test.yaml:2: key 'metrics_file': '/var/lib/prometheus/node-exporter/' is a directory; "
+         "name a file in it"},
+        {"metrics_file: /tmp/.\n", "test.yaml:1: key 'metrics_file': '/tmp/.' is a directory"},
+        {"metrics_file: /tmp\n", "test.yaml:1: key 'metrics_file': '/tmp' is a directory"},
         {"bus: \"\"\n", "test.yaml:1: key 'bus': must not be empty"},
         {"bus: system\nbus: session\n", "test.yaml:2: key 'bus': duplicate key"},
         {"profiles: night\n", "test.yaml:1: key 'profiles': expected a mapping"},
@@ -183,7 +194,21 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
                       ":2: key 'nope': unknown key (known: sysfs_root, "
                       "proc_root, cgroup_root, bus, state_dir, log_level, protected_cpus, "
                       "min_online, coalesce_ms, expedite, default_mode, "
-                      "max_queued_requests, recovery, on_stop, profiles, power_profiles)");
+                      "max_queued_requests, recovery, on_stop, metrics_file, profiles, "
+                      "power_profiles)");
+    }
+}
+
+TEST_F(ConfigFile, AMetricsFileThatIsADirectoryNamesTheKeyAndTheFile) {
+    const auto file = dir_ / "cpuhpd.yaml";
+    std::ofstream(file) << "min_online: 3\nmetrics_file: " << dir_.string() << "\n";
+    try {
+        load_config(file);
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(std::string(error.what()), file.string() + ":2: key 'metrics_file': '" +
+                                                 dir_.string() +
+                                                 "' is a directory; name a file in it");
     }
 }
 
