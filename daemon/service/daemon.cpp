@@ -66,10 +66,37 @@ EngineSetup engine_setup(const Config& config) {
 Daemon::Daemon(Config config)
     : config_(std::move(config)),
       progress_throttle_(kProgressInterval),
+      metrics_file_(config_.metrics_file.empty()
+                        ? nullptr
+                        : std::make_unique<MetricsFile>(config_.metrics_file)),
       engine_(engine_setup(config_), writer_, *this,
-              [this](std::function<void()> task) { loop_.post(std::move(task)); }) {}
+              [this](std::function<void()> task) { loop_.post(std::move(task)); }) {
+    metrics_.start_time_s = std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+}
 
 Daemon::~Daemon() = default;
+
+void Daemon::publish_metrics() {
+    if (!metrics_file_) {
+        return;
+    }
+    metrics_.gauges =
+        gauges_of(engine_.state(), engine_.settings(), engine_.holds(), engine_.active_profile());
+    metrics_file_->update(format_metrics(metrics_));
+}
+
+void Daemon::publish_metrics_soon() {
+    if (!metrics_file_ || metrics_pending_) {
+        return;
+    }
+    metrics_pending_ = true;
+    loop_.post([this] {
+        metrics_pending_ = false;
+        publish_metrics();
+    });
+}
 
 const MachineState& Daemon::state() {
     // Without uevents the tree is read again for each D-Bus message, once: a GetAll of
@@ -82,6 +109,8 @@ const MachineState& Daemon::state() {
 }
 
 void Daemon::state_changed() {
+    // CPUs another tool changed (uevents), busy, the profile in force: the gauges.
+    publish_metrics_soon();
     if (announce_pending_ || !adaptor_) {
         return;
     }
@@ -144,6 +173,7 @@ void Daemon::hold_ended(const Hold& hold) {
 }
 
 void Daemon::holds_changed() {
+    publish_metrics();
     if (adaptor_) {
         adaptor_->announce_holds();
     }
@@ -155,6 +185,7 @@ void Daemon::apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> do
 }
 
 void Daemon::profile_change_ended() {
+    publish_metrics();
     // After the caller's reply: the power profile follower's switch that waited for this
     // change comes next.
     loop_.post([this] {
@@ -174,6 +205,8 @@ void Daemon::request_finished(const RequestResult& result) {
 
 void Daemon::batch_finished(const BatchReport& report) {
     log_batch(report);
+    metrics_.count(report);
+    publish_metrics();
     if (adaptor_) {
         adaptor_->announce_batch(report);
     }
@@ -261,6 +294,7 @@ void Daemon::begin_stop() {
 
 void Daemon::recover_interrupted_batch() {
     const RecoveryReport& report = engine_.recover();
+    metrics_.count(report);
     if (report.outcome != RecoveryOutcome::None) {
         log_recovery(report);
         engine_.refresh();
@@ -320,6 +354,8 @@ int Daemon::run() {
     recover_interrupted_batch();
     settle_partitions();
     engine_.load_active_profile();
+    // The first write: the recovery, and the state the daemon starts from.
+    publish_metrics();
     if (stopped_while_starting("after recovery")) {
         return 0;
     }

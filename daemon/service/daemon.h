@@ -18,6 +18,8 @@
 #include "event_loop.h"
 #include "hold_links.h"
 #include "manager_adaptor.h"
+#include "metrics.h"
+#include "metrics_file.h"
 #include "power_profile_follower.h"
 #include "progress_throttle.h"
 #include "sysfs.h"
@@ -65,6 +67,12 @@ private:
     void profile_change_ended() override;
     void notice(const Notice& notice) override;
 
+    // Rewrites the metrics file (config metrics_file) from the counters and the engine's
+    // state, when its text changed; publish_metrics_soon() does it once for any number of
+    // calls before the loop's next turn.
+    void publish_metrics();
+    void publish_metrics_soon();
+
     void start_uevents();
     // Before the name is taken: undoes a batch the last daemon left unfinished.
     void recover_interrupted_batch();
@@ -89,6 +97,10 @@ private:
     bool state_read_for_message_ = false;
     bool announce_pending_ = false;
     ProgressThrottle progress_throttle_;  // worker thread only
+    // Main thread; metrics_file_ only with config metrics_file.
+    Metrics metrics_;
+    std::unique_ptr<MetricsFile> metrics_file_;
+    bool metrics_pending_ = false;
 
     std::unique_ptr<UeventMonitor> uevents_;
     std::unique_ptr<sdbus::IConnection> connection_;
