@@ -215,6 +215,50 @@ else
     result restart-after-kill FAIL "MainPID $old -> $(main_pid)"
 fi
 
+# 6b. Metrics for Prometheus: with metrics_file in node_exporter's textfile directory (which
+# the unit's ReadWritePaths= opens), Debian's prometheus-node-exporter (started by systemd)
+# serves cpuhpd's metrics; a scrape of 127.0.0.1:9100 after a batch, and after the batch
+# that undoes it, has the values of the machine and of the batches.
+prom=/var/lib/prometheus/node-exporter/cpuhpd.prom
+cp /etc/cpuhpd/cpuhpd.yaml /root/cpuhpd.yaml.orig 2>/dev/null || : >/root/cpuhpd.yaml.orig
+echo "metrics_file: $prom" >>/etc/cpuhpd/cpuhpd.yaml
+scrape() { # the body of GET /metrics (bash's /dev/tcp: the minbase root has no HTTP client)
+    (exec 3<>/dev/tcp/127.0.0.1/9100 || exit 1
+        printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1:9100\r\n\r\n' >&3
+        sed '1,/^\r\{0,1\}$/d' <&3)
+}
+# The value of series $1 (as written, labels included) in the last scrape.
+value() { awk -v s="$1" 'index($0, s " ") == 1 { print $NF }' /root/scrape.txt; }
+scraped() { # series value ...: every series has its value in a new scrape
+    scrape >/root/scrape.txt 2>/dev/null || return 1
+    while [ $# -gt 0 ]; do
+        [ "$(value "$1")" = "$2" ] || return 1
+        shift 2
+    done
+}
+offline_ok='cpuhpd_batches_total{action="offline",strategy="per-cpu",outcome="ok"}'
+online_ok='cpuhpd_batches_total{action="online",strategy="per-cpu",outcome="ok"}'
+if check systemctl restart cpuhpd && check systemctl start prometheus-node-exporter &&
+    wait_for 60 scraped cpuhpd_cpus_online 8 cpuhpd_cpus_offline 0 "$offline_ok" 0 &&
+    check cpuctl offline 2-3 &&
+    wait_for 30 scraped cpuhpd_cpus_online 6 cpuhpd_cpus_offline 2 "$offline_ok" 1 \
+        'cpuhpd_batch_duration_seconds_count{action="offline"}' 1 \
+        'node_textfile_scrape_error' 0 &&
+    echo "  | after cpuctl offline 2-3, from http://127.0.0.1:9100/metrics:" &&
+    grep -E '^cpuhpd_(cpus|holds|active|batches_total\{action="offline",strategy="per-cpu")|^cpuhpd_batch_duration_seconds_(count|sum)|^node_textfile' \
+        /root/scrape.txt | sed 's/^/  | /' &&
+    check cpuctl online 2-3 &&
+    wait_for 30 scraped cpuhpd_cpus_online 8 cpuhpd_cpus_offline 0 "$offline_ok" 1 "$online_ok" 1; then
+    result metrics-node-exporter PASS "$(grep -c '^cpuhpd_' /root/scrape.txt) cpuhpd_ samples scraped"
+else
+    result metrics-node-exporter FAIL "online $(online)"
+    ls -l /var/lib/prometheus/node-exporter/ 2>&1 | sed 's/^/  | /'
+    grep -E '^cpuhpd_(cpus|batches_total\{action="o)|^node_textfile' /root/scrape.txt 2>&1 | sed 's/^/  | /'
+    journalctl -u cpuhpd -u prometheus-node-exporter --no-pager | tail -n 20
+fi
+cp /root/cpuhpd.yaml.orig /etc/cpuhpd/cpuhpd.yaml
+systemctl restart cpuhpd
+
 # 7. The exposure systemd-analyze gives the installed unit, and each setting it counts:
 # 1.4 with ProtectProc=, ProcSubset= and ~@privileged (1.7 before, 1.8 in the issue); the
 # pinned-task report needs the whole of /proc (those two settings are gone: 1.6), and the

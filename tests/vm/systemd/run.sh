@@ -2,8 +2,9 @@
 # The installed package under a real systemd: boots a Debian bookworm root with systemd as
 # PID 1 in a QEMU guest (8 vCPUs, Debian's kernel), where guest-test.sh installs the
 # cpuhpd package with dpkg -i and checks the service: start (READY=1), bus activation,
-# watchdog, root and non-root callers on the system bus (polkit granting a group), journal fields, restart after
-# SIGKILL, and the systemd-analyze security exposure.
+# watchdog, root and non-root callers on the system bus (polkit granting a group), journal
+# fields, restart after SIGKILL, the metrics file scraped by prometheus-node-exporter, and
+# the systemd-analyze security exposure.
 #
 #   tests/vm/systemd/run.sh [--deb FILE] [--build-dir DIR] [--show]
 #
@@ -12,12 +13,12 @@
 # --build-dir  where the console log and the guest's root image go (default build/)
 # --show       copy the guest's console to the terminal as it comes
 #
-# The root (mmdebstrap --variant=minbase: systemd, dbus, jq, polkitd, power-profiles-daemon
-# and the package's
-# dependencies) is cached in $CPUHPD_CACHE/systemd-root/ by its package list; building it
-# needs Debian's archive once. The guest boots it as its initramfs (rdinit= systemd), so
-# it needs no disk and no kernel modules. Exit status: run-guest.sh's (0: every check
-# passed).
+# The root (mmdebstrap --variant=minbase: systemd, dbus, jq, polkitd, power-profiles-daemon,
+# prometheus-node-exporter and the package's dependencies) is cached in
+# $CPUHPD_CACHE/systemd-root/, keyed by its package list (a package added here makes a new
+# root); building it needs Debian's archive once. The guest boots it as its initramfs
+# (rdinit= systemd), so it needs no disk and no kernel modules. Exit status: run-guest.sh's
+# (0: every check passed).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --deb) deb=$(realpath "$2"); shift ;;
     --build-dir) build_dir=$(realpath "$2"); shift ;;
     --show) show=(--show) ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "systemd/run.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
     shift
@@ -52,7 +53,7 @@ fi
 depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' |
     grep -v '^$' | grep -v -x 'default-dbus-system-bus' || true)
 packages=$(printf '%s\n' systemd systemd-sysv dbus jq util-linux polkitd power-profiles-daemon \
-    $depends | sort -u | paste -sd, -)
+    prometheus-node-exporter $depends | sort -u | paste -sd, -)
 cache="${CPUHPD_CACHE:-/var/cache/cpuhpd}/systemd-root"
 key=$(printf 'bookworm minbase %s\n' "$packages" | sha256sum | cut -c1-16)
 tarball="$cache/bookworm-$key.tar"
