@@ -236,8 +236,9 @@ scraped() { # series value ...: every series has its value in a new scrape
         shift 2
     done
 }
-offline_ok='cpuhpd_batches_total{action="offline",strategy="per-cpu",outcome="ok"}'
-online_ok='cpuhpd_batches_total{action="online",strategy="per-cpu",outcome="ok"}'
+# node_exporter writes the labels sorted by name.
+offline_ok='cpuhpd_batches_total{action="offline",outcome="ok",strategy="per-cpu"}'
+online_ok='cpuhpd_batches_total{action="online",outcome="ok",strategy="per-cpu"}'
 if check systemctl restart cpuhpd && check systemctl start prometheus-node-exporter &&
     wait_for 60 scraped cpuhpd_cpus_online 8 cpuhpd_cpus_offline 0 "$offline_ok" 0 &&
     check cpuctl offline 2-3 &&
@@ -245,7 +246,7 @@ if check systemctl restart cpuhpd && check systemctl start prometheus-node-expor
         'cpuhpd_batch_duration_seconds_count{action="offline"}' 1 \
         'node_textfile_scrape_error' 0 &&
     echo "  | after cpuctl offline 2-3, from http://127.0.0.1:9100/metrics:" &&
-    grep -E '^cpuhpd_(cpus|holds|active|batches_total\{action="offline",strategy="per-cpu")|^cpuhpd_batch_duration_seconds_(count|sum)|^node_textfile' \
+    grep -E '^cpuhpd_(cpus|holds|active|batches_total\{action="offline",outcome="ok")|^cpuhpd_batch_duration_seconds_(count|sum)|^node_textfile' \
         /root/scrape.txt | sed 's/^/  | /' &&
     check cpuctl online 2-3 &&
     wait_for 30 scraped cpuhpd_cpus_online 8 cpuhpd_cpus_offline 0 "$offline_ok" 1 "$online_ok" 1; then
