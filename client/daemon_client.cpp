@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "cpuhpd-proxy.h"  // generated from dbus/org.cpuhpd1.Manager.xml
+#include "enums.h"
 #include "names.h"
 
 namespace cpuctl {
