@@ -18,6 +18,7 @@
 #include "cpuhpd-proxy.h"  // generated from dbus/org.cpuhpd1.Manager.xml
 #include "enums.h"
 #include "names.h"
+#include "sdbus_texts.h"
 
 namespace cpuctl {
 
@@ -28,9 +29,6 @@ namespace {
 using Results =
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>>;
 using Dict = std::map<std::string, sdbus::Variant>;
-
-// The text of sdbus-c++ 1.2's exception when sd_bus_process() itself fails.
-constexpr const char* kBusProcessingFailed = "Failed to process bus requests";
 
 // The unique name of the connection that owns `name` now; "" when nobody does.
 std::string name_owner(sdbus::IConnection& connection, const std::string& name) {
@@ -440,7 +438,7 @@ void DaemonClient::run_until(const std::function<bool()>& done) {
             // sd_bus_process() failing is a lost connection; anything else was the generated
             // glue failing to decode a message (a malformed signal anybody may send us):
             // that message is dropped and the wait goes on.
-            if (e.getMessage().rfind(kBusProcessingFailed, 0) == 0) {
+            if (cpuhpd::dbus::bus_processing_failed(e)) {
                 throw;
             }
             continue;
