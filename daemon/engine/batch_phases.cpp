@@ -92,26 +92,6 @@ CpuResult describe_cpu(const BatchState& state, unsigned cpu, std::optional<unsi
             "the kernel accepted the write but the CPU is still " + to_string(opposite(action))};
 }
 
-}  // namespace
-
-std::vector<std::size_t> BatchState::owners(unsigned cpu) const {
-    std::vector<std::size_t> o;
-    for (std::size_t i : accepted)
-        if (requests[i].cpus.contains(cpu))
-            o.push_back(i);
-    return o;
-}
-
-RequestResult result_skeleton(const Request& request, std::uint64_t batch_id) {
-    RequestResult r;
-    r.action = request.action;
-    r.mode = request.mode;
-    r.mask = request.mask;
-    r.dry_run = request.dry_run;
-    r.batch_id = batch_id;
-    return r;
-}
-
 void refuse_if_pinned(const Request& request, const CpuSet& leaving, const Pinned& lost) {
     if (!request.refuse_pinned || lost.tasks.empty()) {
         return;
@@ -142,6 +122,33 @@ void refuse_if_emptied(const Request& request, const CpuSet& mine, const CpuSet&
     }
 }
 
+}  // namespace
+
+std::vector<std::size_t> BatchState::owners(unsigned cpu) const {
+    std::vector<std::size_t> o;
+    for (std::size_t i : accepted)
+        if (requests[i].cpus.contains(cpu))
+            o.push_back(i);
+    return o;
+}
+
+void refuse_offline(const Request& request, const CpuSet& mine, const CpuSet& leaving,
+                    const CpuSet& online, const Pinned& lost,
+                    const std::vector<Partition>& partitions) {
+    refuse_if_pinned(request, mine, lost);
+    refuse_if_emptied(request, mine, leaving, online, partitions);
+}
+
+RequestResult result_skeleton(const Request& request, std::uint64_t batch_id) {
+    RequestResult r;
+    r.action = request.action;
+    r.mode = request.mode;
+    r.mask = request.mask;
+    r.dry_run = request.dry_run;
+    r.batch_id = batch_id;
+    return r;
+}
+
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
                  const EngineSettings& settings, const Pinned& pinned,
                  const std::vector<Partition>& partitions) {
@@ -160,10 +167,9 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
             validate(request, state.before, settings, leaving);
             if (state.action == Action::Offline) {
                 const CpuSet mine = request.cpus & state.before.online;
-                refuse_if_pinned(
-                    request, mine,
-                    narrow_pinned(pinned, mine, state.before.online - (leaving | mine)));
-                refuse_if_emptied(request, mine, leaving | mine, state.before.online, partitions);
+                refuse_offline(request, mine, leaving | mine, state.before.online,
+                               narrow_pinned(pinned, mine, state.before.online - (leaving | mine)),
+                               partitions);
                 leaving |= mine;
             }
             state.accepted.push_back(i);

@@ -61,9 +61,8 @@ RequestResult BatchRunner::dry_run(const Request& request, const MachineState& s
     r.order = plan.order;
     if (request.action == Action::Offline) {
         r.pinned = scan_pinned(proc_root_, plan.to_change, state.online - plan.to_change);
-        refuse_if_pinned(request, plan.to_change, r.pinned);
         const auto partitions = find_partitions(cgroup_root_);
-        refuse_if_emptied(request, plan.to_change, plan.to_change, state.online, partitions);
+        refuse_offline(request, plan.to_change, plan.to_change, state.online, r.pinned, partitions);
         r.partitions = plan_shrink(partitions, plan.to_change, state.online);
     }
     for (unsigned cpu : request.cpus.members()) {
