@@ -108,8 +108,8 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                 // of theirs to rework per CPU. Recorded first, so a restart can give back.
                 partition_changes =
                     plan_shrink(partitions, state.plan.to_change, state.before.online);
-                for (const auto& change : partition_changes)
-                    ledger_.take(change);
+                for (auto& change : partition_changes)
+                    change.ledger_error = ledger_.take(change);
                 apply_partition_changes(partition_changes, cgroup_root_, writer_);
             }
             execute(state, io, progress);
@@ -125,7 +125,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         // partition owed some.
         auto restores = ledger_.plan_restore(cgroup_root_, state.final_state.online);
         apply_partition_changes(restores, cgroup_root_, writer_);
-        ledger_.save();
+        const int saved = ledger_.save();
+        for (auto& restore : restores)
+            restore.ledger_error = saved;
         partition_changes.insert(partition_changes.end(), restores.begin(), restores.end());
     }
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -82,6 +82,30 @@ TEST(PartitionBatch, OneWritePerPartitionBeforeTheCpusAndOneAfterTheyReturn) {
     EXPECT_FALSE(std::filesystem::exists(m.fs.root() / "partitions.ledger"));
 }
 
+TEST(PartitionBatch, ALedgerThatCannotBeSavedIsReportedWithItsErrno) {
+    FakeMachine m;
+    m.add_partition("rt", "root", "10-15");
+    // A directory where the ledger file goes: replacing it fails.
+    std::filesystem::create_directories(m.fs.root() / "partitions.ledger" / "in-the-way");
+    auto out = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(12, 15))});
+    ASSERT_FALSE(out.results[0].refusal);
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_NE(out.report.partitions[0].ledger_error, 0);
+    EXPECT_EQ(out.report.partitions[0].error, 0);  // the shrink itself went through
+    ASSERT_EQ(out.results[0].partitions.size(), 1u);
+    EXPECT_EQ(out.results[0].partitions[0].ledger_error, out.report.partitions[0].ledger_error);
+
+    out = m.runner->run(2, {m.request(Action::Online, CpuSet::range(12, 15))});
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_NE(out.report.partitions[0].ledger_error, 0);
+
+    // Saved: no error.
+    std::filesystem::remove_all(m.fs.root() / "partitions.ledger");
+    out = m.runner->run(3, {m.request(Action::Offline, CpuSet::range(12, 15))});
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_EQ(out.report.partitions[0].ledger_error, 0);
+}
+
 TEST(PartitionBatch, PartOfTheCpusBackGivesBackThatPart) {
     FakeMachine m;
     m.add_partition("rt", "root", "10-15");
