@@ -26,14 +26,28 @@ struct Budget {
     int suppressed = 0;
 };
 
-// Main thread only, as every signal handler.
-void log_dropped(const std::string& what, const std::string& why) {
-    static std::map<std::string, Budget> budgets;
-    Budget& budget = budgets[what];
+// The signals of a kind together, for the count of those not logged one by one.
+std::string describe(SignalKind kind) {
+    switch (kind) {
+        case SignalKind::HolderNameOwnerChanged:
+            return "NameOwnerChanged for holders";
+        case SignalKind::PowerProfilesNameOwnerChanged:
+            return "NameOwnerChanged for power-profiles-daemon";
+        case SignalKind::PowerProfilesChanged:
+            return "PropertiesChanged of power-profiles-daemon";
+    }
+    return "signals";
+}
+
+// Main thread only, as every signal handler. One budget per kind: the map has at most as
+// many entries as SignalKind has values.
+void log_dropped(SignalKind kind, const std::string& what, const std::string& why) {
+    static std::map<SignalKind, Budget> budgets;
+    Budget& budget = budgets[kind];
     const auto now = std::chrono::steady_clock::now();
     if (now - budget.start >= kWindow) {
         if (budget.suppressed > 0) {
-            log::warning(what + ": " + std::to_string(budget.suppressed) +
+            log::warning(describe(kind) + ": " + std::to_string(budget.suppressed) +
                          " more signals dropped in the last 10 s (not logged one by one)");
         }
         budget = Budget{now, 0, 0};
@@ -114,24 +128,25 @@ std::string refuse_sender(const std::string& sender, const std::string& expected
     return {};
 }
 
-sdbus::message_handler guarded_handler(std::string what,
+sdbus::message_handler guarded_handler(SignalKind kind, std::string what,
                                        std::function<std::string()> expected_sender,
                                        std::function<void(sdbus::Message&)> body) {
-    return [what = std::move(what), expected_sender = std::move(expected_sender),
+    return [kind, what = std::move(what), expected_sender = std::move(expected_sender),
             body = std::move(body)](sdbus::Message& message) {
         try {
             if (const std::string why = refuse_sender(sender_of(message), expected_sender());
                 !why.empty()) {
-                log_dropped(what, why);
+                log_dropped(kind, what, why);
                 return;
             }
             body(message);
         } catch (const sdbus::Error& error) {
-            log_dropped(what, escape_excerpt(error.getName() + ": " + error.getMessage(), 256));
+            log_dropped(kind, what,
+                        escape_excerpt(error.getName() + ": " + error.getMessage(), 256));
         } catch (const std::exception& error) {
-            log_dropped(what, escape_excerpt(error.what(), 256));
+            log_dropped(kind, what, escape_excerpt(error.what(), 256));
         } catch (...) {
-            log_dropped(what, "unknown exception");
+            log_dropped(kind, what, "unknown exception");
         }
     };
 }

@@ -36,7 +36,8 @@ PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, Manag
             "',interface='" + kBusDriver + "',member='NameOwnerChanged',arg0='" +
             kPowerProfilesService + "'",
         guarded_handler(
-            "NameOwnerChanged for power-profiles-daemon", [] { return kBusDriver; },
+            SignalKind::PowerProfilesNameOwnerChanged, "NameOwnerChanged for power-profiles-daemon",
+            [] { return kBusDriver; },
             [this](sdbus::Message& message) {
                 const auto change = decode_name_owner_changed(message);
                 if (!change) {
@@ -54,7 +55,8 @@ PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, Manag
             kPropertiesInterface + "',member='PropertiesChanged',arg0='" + kPowerProfilesInterface +
             "'",
         guarded_handler(
-            "PropertiesChanged of power-profiles-daemon", [this] { return owner_; },
+            SignalKind::PowerProfilesChanged, "PropertiesChanged of power-profiles-daemon",
+            [this] { return owner_; },
             [this](sdbus::Message& message) {
                 const auto change =
                     decode_string_property_change(message, kPowerProfilesInterface, kActiveProfile);
