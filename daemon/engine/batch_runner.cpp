@@ -18,12 +18,14 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
     record.order = state.plan.order;
     record.online_before = state.before.online;
     record.boottime_ns = boottime_ns();
-    if (state.plan.expedite)
+    if (state.plan.expedite) {
         record.rcu_expedited = read_attribute(paths.rcu_expedited());
+    }
     record.smt_control = rules_of(state.plan.strategy).saved_smt_control(state.before);
-    for (std::size_t i : state.accepted)
+    for (std::size_t i : state.accepted) {
         record.requests.push_back(
             {state.requests[i].mode, state.requests[i].cpus, state.requests[i].caller});
+    }
     return record;
 }
 
@@ -88,8 +90,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         // One scan for the whole batch, before the first write; admit() gives each request
         // its part.
         CpuSet leaving;
-        for (const Request& request : requests)
+        for (const Request& request : requests) {
             leaving |= request.cpus & before.online;
+        }
         pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
     }
     BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
@@ -108,8 +111,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                 // of theirs to rework per CPU. Recorded first, so a restart can give back.
                 partition_changes =
                     plan_shrink(partitions, state.plan.to_change, state.before.online);
-                for (auto& change : partition_changes)
+                for (auto& change : partition_changes) {
                     change.ledger_error = ledger_.take(change);
+                }
                 apply_partition_changes(partition_changes, cgroup_root_, writer_);
             }
             execute(state, io, progress);
@@ -126,8 +130,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         auto restores = ledger_.plan_restore(cgroup_root_, state.final_state.online);
         apply_partition_changes(restores, cgroup_root_, writer_);
         const int saved = ledger_.save();
-        for (auto& restore : restores)
+        for (auto& restore : restores) {
             restore.ledger_error = saved;
+        }
         partition_changes.insert(partition_changes.end(), restores.begin(), restores.end());
     }
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -137,8 +142,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     for (std::size_t i : state.accepted) {
         for (const auto& change : partition_changes) {
             const CpuSet moved = (change.before - change.after) | (change.after - change.before);
-            if (moved.intersects(state.requests[i].cpus))
+            if (moved.intersects(state.requests[i].cpus)) {
                 state.results[i].partitions.push_back(change);
+            }
         }
     }
     BatchOutput out;

@@ -14,8 +14,9 @@ namespace {
 
 std::vector<std::string> paths_of(const std::vector<Partition>& ps) {
     std::vector<std::string> out;
-    for (const auto& p : ps)
+    for (const auto& p : ps) {
         out.push_back(p.path);
+    }
     return out;
 }
 
@@ -65,10 +66,12 @@ TEST(PartitionBatch, OneWritePerPartitionBeforeTheCpusAndOneAfterTheyReturn) {
     ASSERT_FALSE(m.writer.log().empty());
     std::size_t first_cpu = 0;
     while (first_cpu < m.writer.log().size() &&
-           !m.writer.log()[first_cpu].file.ends_with("/online"))
+           !m.writer.log()[first_cpu].file.ends_with("/online")) {
         ++first_cpu;
-    for (std::size_t i = first_cpu; i < m.writer.log().size(); ++i)
+    }
+    for (std::size_t i = first_cpu; i < m.writer.log().size(); ++i) {
         EXPECT_FALSE(m.writer.log()[i].file.starts_with("fake-cgroup")) << i;
+    }
     ASSERT_EQ(out.results[0].partitions.size(), 1u);
     EXPECT_EQ(out.results[0].partitions[0].before, CpuSet::range(10, 15));
     EXPECT_EQ(out.results[0].partitions[0].after, CpuSet::range(10, 11));
