@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "enums.h"
 #include "input.h"
 #include "log.h"
 
@@ -15,7 +16,7 @@ namespace cpuhpd {
 
 namespace {
 
-// At most this many lines per handler and window; the rest are counted and told once the
+// At most this many lines per kind of signal and window; the rest are counted and told once the
 // window is over, so a flood of forged signals cannot flood the journal.
 constexpr int kLinesPerWindow = 5;
 constexpr auto kWindow = std::chrono::seconds(10);
@@ -27,17 +28,11 @@ struct Budget {
 };
 
 // The signals of a kind together, for the count of those not logged one by one.
-std::string describe(SignalKind kind) {
-    switch (kind) {
-        case SignalKind::HolderNameOwnerChanged:
-            return "NameOwnerChanged for holders";
-        case SignalKind::PowerProfilesNameOwnerChanged:
-            return "NameOwnerChanged for power-profiles-daemon";
-        case SignalKind::PowerProfilesChanged:
-            return "PropertiesChanged of power-profiles-daemon";
-    }
-    return "signals";
-}
+constexpr EnumNames<SignalKind, 3> kSignalKindNames{{
+    {SignalKind::HolderNameOwnerChanged, "NameOwnerChanged for holders"},
+    {SignalKind::PowerProfilesNameOwnerChanged, "NameOwnerChanged for power-profiles-daemon"},
+    {SignalKind::PowerProfilesChanged, "PropertiesChanged of power-profiles-daemon"},
+}};
 
 // Main thread only, as every signal handler. One budget per kind: the map has at most as
 // many entries as SignalKind has values.
@@ -47,7 +42,8 @@ void log_dropped(SignalKind kind, const std::string& what, const std::string& wh
     const auto now = std::chrono::steady_clock::now();
     if (now - budget.start >= kWindow) {
         if (budget.suppressed > 0) {
-            log::warning(describe(kind) + ": " + std::to_string(budget.suppressed) +
+            log::warning(std::string(name_of(kSignalKindNames, kind)) + ": " +
+                         std::to_string(budget.suppressed) +
                          " more signals dropped in the last 10 s (not logged one by one)");
         }
         budget = Budget{now, 0, 0};
