@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "enums.h"
 #include "fake_sysfs.h"
 #include "harness/raw_client.h"
 #include "harness/world.h"

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <iostream>
 
+#include "enums.h"
 #include "exit_codes.h"
 #include "hold_command.h"
 #include "names.h"

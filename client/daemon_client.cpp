@@ -16,7 +16,9 @@
 #include <utility>
 
 #include "cpuhpd-proxy.h"  // generated from dbus/org.cpuhpd1.Manager.xml
+#include "enums.h"
 #include "names.h"
+#include "sdbus_texts.h"
 
 namespace cpuctl {
 
@@ -27,9 +29,6 @@ namespace {
 using Results =
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>>;
 using Dict = std::map<std::string, sdbus::Variant>;
-
-// The text of sdbus-c++ 1.2's exception when sd_bus_process() itself fails.
-constexpr const char* kBusProcessingFailed = "Failed to process bus requests";
 
 // The unique name of the connection that owns `name` now; "" when nobody does.
 std::string name_owner(sdbus::IConnection& connection, const std::string& name) {
@@ -52,15 +51,17 @@ std::string name_owner(sdbus::IConnection& connection, const std::string& name) 
 // Method.Async "clientserver": the generated calls are asynchronous and their replies (or
 // errors) arrive in on*Reply, which keep the last one. The connection is the caller's: nothing
 // is received unless DaemonClient runs it.
+// The reply of a call that DaemonClient::call_and_wait made: an error, or the results and
+// the summary (empty for ReleaseHold).
+struct CallReply {
+    std::optional<ErrorInfo> error;
+    Results results;
+    Dict summary;
+};
+
 class ManagerProxy final
     : public sdbus::ProxyInterfaces<org::cpuhpd1::Manager_proxy, sdbus::Properties_proxy> {
 public:
-    struct Reply {
-        std::optional<ErrorInfo> error;
-        Results results;
-        Dict summary;
-    };
-
     explicit ManagerProxy(sdbus::IConnection& connection)
         : ProxyInterfaces(connection, cpuhpd::dbus::kBusName, cpuhpd::dbus::kObjectPath) {}
     ~ManagerProxy() { unregisterProxy(); }
@@ -83,7 +84,7 @@ public:
     }
 
     // The reply of the last change call, once it has arrived.
-    std::optional<Reply> reply;
+    std::optional<CallReply> reply;
     // HoldCpus's fd and id, with `reply`; the fd is ours, close-on-exec.
     int hold_fd = -1;
     std::uint64_t hold_id = 0;
@@ -148,7 +149,7 @@ private:
     }
 
     void keep_reply(const Results& results, const Dict& summary, const sdbus::Error* error) {
-        Reply r;
+        CallReply r;
         if (error != nullptr) {
             r.error = ErrorInfo{error->getName(), error->getMessage()};
         } else {
@@ -242,6 +243,14 @@ std::vector<PartitionChange> partitions(const Dict& summary) {
     return out;
 }
 
+std::vector<CpuResult> cpu_results(const Results& results) {
+    std::vector<CpuResult> cpus;
+    for (const auto& entry : results) {
+        cpus.push_back(to_model<CpuResult>(entry));
+    }
+    return cpus;
+}
+
 BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     using namespace cpuhpd::dbus;
     BatchReply r;
@@ -254,31 +263,35 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
     r.outcome = field<std::string>(summary, kSummaryOutcome);
     r.order = field<std::vector<uint32_t>>(summary, kSummaryOrder);
-    for (const auto& s : results) {
-        r.cpus.push_back(to_model<CpuResult>(s));
-    }
+    r.cpus = cpu_results(results);
     r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
     r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
     r.partitions = partitions(summary);
     return r;
 }
 
-Dict to_options(const BatchOptions& o) {
+// The options dictionary (a{sv}) of every call that takes one: only the keys whose value
+// differs from the daemon's default. `restore` is HoldCpus's alone.
+Dict to_options(const BatchOptions& o, bool restore = true) {
+    using namespace cpuhpd::dbus;
     Dict d;
     if (o.best_effort) {
-        d[cpuhpd::dbus::kOptionMode] = sdbus::Variant(cpuhpd::to_string(cpuhpd::Mode::BestEffort));
+        d[kOptionMode] = sdbus::Variant(cpuhpd::to_string(cpuhpd::Mode::BestEffort));
     }
     if (o.strategy) {
-        d[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*o.strategy);
+        d[kOptionStrategy] = sdbus::Variant(*o.strategy);
     }
     if (o.dry_run) {
-        d[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
+        d[kOptionDryRun] = sdbus::Variant(true);
+    }
+    if (!restore) {
+        d[kOptionRestore] = sdbus::Variant(false);
     }
     if (o.refuse_pinned) {
-        d[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
+        d[kOptionRefusePinned] = sdbus::Variant(true);
     }
     if (o.force) {
-        d[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
+        d[kOptionForce] = sdbus::Variant(true);
     }
     return d;
 }
@@ -316,36 +329,42 @@ DaemonClient::~DaemonClient() = default;
 BatchReply DaemonClient::batch(BatchMethod method, const std::string& argument,
                                const BatchOptions& options, const ProgressFn& progress) {
     try {
-        // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
-        // timeout error reply) arrives, so that signals are dispatched while we wait.
-        prepare_call(progress);
-        switch (method) {
-            case BatchMethod::Offline:
-                proxy_->Offline(argument, to_options(options));
-                break;
-            case BatchMethod::Online:
-                proxy_->Online(argument, to_options(options));
-                break;
-            case BatchMethod::SetSmt:
-                proxy_->SetSmt(argument, to_options(options));
-                break;
-        }
-        run_until([this] { return proxy_->reply.has_value(); });
-        const ManagerProxy::Reply& reply = *proxy_->reply;
-        if (reply.error) {
-            throw DaemonError(*reply.error);
-        }
+        const CallReply& reply = call_and_wait(
+            [&](ManagerProxy& proxy) {
+                switch (method) {
+                    case BatchMethod::Offline:
+                        proxy.Offline(argument, to_options(options));
+                        break;
+                    case BatchMethod::Online:
+                        proxy.Online(argument, to_options(options));
+                        break;
+                    case BatchMethod::SetSmt:
+                        proxy.SetSmt(argument, to_options(options));
+                        break;
+                }
+            },
+            progress);
         return to_batch_reply(reply.results, reply.summary);
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }
 }
 
-void DaemonClient::prepare_call(const ProgressFn& progress) {
+const CallReply& DaemonClient::call_and_wait(const std::function<void(ManagerProxy&)>& call,
+                                             const ProgressFn& progress) {
+    // Asynchronous call, and this thread runs the connection until the reply (or sd-bus's
+    // timeout error reply) arrives, so that signals are dispatched while we wait.
     if (progress) {
         proxy_->follow_signals(progress);
     }
     proxy_->reply.reset();
+    call(*proxy_);
+    run_until([this] { return proxy_->reply.has_value(); });
+    const CallReply& reply = *proxy_->reply;
+    if (reply.error) {
+        throw DaemonError(*reply.error);
+    }
+    return reply;
 }
 
 HoldGrant::HoldGrant(int fd, std::uint64_t id, BatchReply change)
@@ -362,28 +381,18 @@ HoldGrant::HoldGrant(HoldGrant&& other) noexcept
 
 HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progress) {
     try {
-        prepare_call(progress);
-        Dict options;
-        if (request.strategy) {
-            options[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*request.strategy);
-        }
-        if (!request.restore) {
-            options[cpuhpd::dbus::kOptionRestore] = sdbus::Variant(false);
-        }
-        if (request.refuse_pinned) {
-            options[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
-        }
-        if (request.force) {
-            options[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
-        }
         const auto state = request.method == BatchMethod::Online ? cpuhpd::Action::Online
                                                                  : cpuhpd::Action::Offline;
-        proxy_->HoldCpus(request.mask, cpuhpd::to_string(state), request.who, request.why, options);
-        run_until([this] { return proxy_->reply.has_value(); });
-        const ManagerProxy::Reply& reply = *proxy_->reply;
-        if (reply.error) {
-            throw DaemonError(*reply.error);
-        }
+        const Dict options = to_options({.strategy = request.strategy,
+                                         .refuse_pinned = request.refuse_pinned,
+                                         .force = request.force},
+                                        request.restore);
+        const CallReply& reply = call_and_wait(
+            [&](ManagerProxy& proxy) {
+                proxy.HoldCpus(request.mask, cpuhpd::to_string(state), request.who, request.why,
+                               options);
+            },
+            progress);
         if (proxy_->hold_fd < 0) {
             throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
                                         "the hold's file descriptor could not be kept"});
@@ -397,18 +406,8 @@ HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progr
 
 std::vector<CpuResult> DaemonClient::release_hold(std::uint64_t id) {
     try {
-        prepare_call({});
-        proxy_->ReleaseHold(id);
-        run_until([this] { return proxy_->reply.has_value(); });
-        const ManagerProxy::Reply& reply = *proxy_->reply;
-        if (reply.error) {
-            throw DaemonError(*reply.error);
-        }
-        std::vector<CpuResult> cpus;
-        for (const auto& entry : reply.results) {
-            cpus.push_back(to_model<CpuResult>(entry));
-        }
-        return cpus;
+        return cpu_results(
+            call_and_wait([&](ManagerProxy& proxy) { proxy.ReleaseHold(id); }).results);
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }
@@ -439,7 +438,7 @@ void DaemonClient::run_until(const std::function<bool()>& done) {
             // sd_bus_process() failing is a lost connection; anything else was the generated
             // glue failing to decode a message (a malformed signal anybody may send us):
             // that message is dropped and the wait goes on.
-            if (e.getMessage().rfind(kBusProcessingFailed, 0) == 0) {
+            if (cpuhpd::dbus::bus_processing_failed(e)) {
                 throw;
             }
             continue;
@@ -505,30 +504,20 @@ Status DaemonClient::status() {
 ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& options,
                                    const ProgressFn& progress) {
     try {
-        prepare_call(progress);
-        Dict dict;
-        if (options.strategy) {
-            dict[cpuhpd::dbus::kOptionStrategy] = sdbus::Variant(*options.strategy);
-        }
-        if (options.dry_run) {
-            dict[cpuhpd::dbus::kOptionDryRun] = sdbus::Variant(true);
-        }
-        if (options.refuse_pinned) {
-            dict[cpuhpd::dbus::kOptionRefusePinned] = sdbus::Variant(true);
-        }
-        if (options.force) {
-            dict[cpuhpd::dbus::kOptionForce] = sdbus::Variant(true);
-        }
-        if (name.empty()) {
-            proxy_->RevertProfile(dict);
-        } else {
-            proxy_->ApplyProfile(name, dict);
-        }
-        run_until([this] { return proxy_->reply.has_value(); });
-        const ManagerProxy::Reply& reply = *proxy_->reply;
-        if (reply.error) {
-            throw DaemonError(*reply.error);
-        }
+        // A profile has no mode: best_effort is not sent.
+        const Dict dict = to_options({.strategy = options.strategy,
+                                      .dry_run = options.dry_run,
+                                      .refuse_pinned = options.refuse_pinned,
+                                      .force = options.force});
+        const CallReply& reply = call_and_wait(
+            [&](ManagerProxy& proxy) {
+                if (name.empty()) {
+                    proxy.RevertProfile(dict);
+                } else {
+                    proxy.ApplyProfile(name, dict);
+                }
+            },
+            progress);
         using namespace cpuhpd::dbus;
         const Dict& summary = reply.summary;
         ProfileReply r;
@@ -541,9 +530,7 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         r.dry_run = field<bool>(summary, kSummaryDryRun);
         r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
         r.reverted = name.empty();
-        for (const auto& s : reply.results) {
-            r.cpus.push_back(to_model<CpuResult>(s));
-        }
+        r.cpus = cpu_results(reply.results);
         r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
         r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
         r.partitions = partitions(summary);

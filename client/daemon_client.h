@@ -91,6 +91,7 @@ private:
 using ProgressFn = std::function<void(std::uint32_t done, std::uint32_t total)>;
 
 class ManagerProxy;  // the generated proxy's implementation, in daemon_client.cpp
+struct CallReply;    // a reply that ManagerProxy keeps, in daemon_client.cpp
 
 class DaemonClient {
 public:
@@ -126,8 +127,11 @@ public:
     std::vector<TopologyCpu> topology();
 
 private:
-    // Starts progress reporting (when asked) and forgets the last reply, before a call.
-    void prepare_call(const ProgressFn& progress);
+    // Makes one asynchronous call (`call`, on the proxy) and runs the connection until its
+    // reply arrives, dispatching signals meanwhile (BatchProgress to `progress` when given);
+    // an error reply is thrown as DaemonError. The reply stays valid until the next call.
+    const CallReply& call_and_wait(const std::function<void(ManagerProxy&)>& call,
+                                   const ProgressFn& progress = {});
     // Runs the connection (dispatching replies and signals) until `done` or the timeout.
     void run_until(const std::function<bool()>& done);
 

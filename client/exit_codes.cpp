@@ -1,5 +1,6 @@
 #include "exit_codes.h"
 
+#include "enums.h"
 #include "model.h"
 #include "names.h"
 
@@ -21,7 +22,7 @@ int exit_code_for_error(std::string_view name) {
     for (auto kind :
          {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
           RefusalKind::TooFewOnline, RefusalKind::NotSupported}) {
-        if (name == cpuhpd::dbus::error_name(kind)) {
+        if (name == cpuhpd::dbus::error_name(cpuhpd::to_string(kind))) {
             return kExitUsage;
         }
     }

@@ -1,7 +1,4 @@
 // `cpuctl holds`: the holds on CPUs, who holds which, and why.
-#include <iostream>
-
-#include "exit_codes.h"
 #include "query_commands.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -14,13 +11,7 @@ void add_holds_command(CLI::App& app, HoldsCommand& c) {
 }
 
 int run_holds_command(DaemonClient& client, const HoldsCommand&, bool json) {
-    const auto list = client.holds();
-    if (json) {
-        std::cout << holds_json(list) << std::endl;
-    } else {
-        render_holds_table(std::cout, list);
-    }
-    return kExitOk;
+    return print_answer(client.holds(), json, holds_json, render_holds_table);
 }
 
 }  // namespace cpuctl

@@ -2,7 +2,7 @@
 // logic can be tested without a bus. daemon_client.cpp fills CpuResult and TopologyCpu from the
 // generated proxy's structs field by field (to_model): a field the XML adds, drops or retypes
 // breaks the build there. The names of the summary's keys and of the enum-like values are in
-// dbus/names.h and daemon/engine/enums.h.
+// dbus/names.h and vocabulary/enums.h.
 #pragma once
 
 #include <cstdint>

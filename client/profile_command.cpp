@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "enums.h"
 #include "exit_codes.h"
 #include "names.h"
 #include "render_json.h"

@@ -6,10 +6,26 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <iostream>
+#include <string>
 
 #include "daemon_client.h"
+#include "exit_codes.h"
 
 namespace cpuctl {
+
+// The shape of status, topology and holds: what the daemon answered, printed as JSON
+// (`to_json`) or as a table (`render_table`); exit 0.
+template <typename Answer>
+int print_answer(const Answer& answer, bool json, std::string (*to_json)(const Answer&),
+                 void (*render_table)(std::ostream&, const Answer&)) {
+    if (json) {
+        std::cout << to_json(answer) << std::endl;
+    } else {
+        render_table(std::cout, answer);
+    }
+    return kExitOk;
+}
 
 struct StatusCommand {
     CLI::App* command = nullptr;

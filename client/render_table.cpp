@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "enums.h"
 #include "holds.h"
 #include "input.h"
 #include "names.h"

@@ -1,7 +1,4 @@
 // `cpuctl status`: online/offline CPUs, what the kernel offers, the last recovery.
-#include <iostream>
-
-#include "exit_codes.h"
 #include "query_commands.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -15,13 +12,7 @@ void add_status_command(CLI::App& app, StatusCommand& c) {
 }
 
 int run_status_command(DaemonClient& client, const StatusCommand&, bool json) {
-    auto s = client.status();
-    if (json) {
-        std::cout << status_json(s) << std::endl;
-    } else {
-        render_status_table(std::cout, s);
-    }
-    return kExitOk;
+    return print_answer(client.status(), json, status_json, render_status_table);
 }
 
 }  // namespace cpuctl

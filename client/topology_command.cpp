@@ -1,7 +1,4 @@
 // `cpuctl topology`: every CPU's node, package, die, core and siblings.
-#include <iostream>
-
-#include "exit_codes.h"
 #include "query_commands.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -15,13 +12,7 @@ void add_topology_command(CLI::App& app, TopologyCommand& c) {
 }
 
 int run_topology_command(DaemonClient& client, const TopologyCommand&, bool json) {
-    auto cpus = client.topology();
-    if (json) {
-        std::cout << topology_json(cpus) << std::endl;
-    } else {
-        render_topology_table(std::cout, cpus);
-    }
-    return kExitOk;
+    return print_answer(client.topology(), json, topology_json, render_topology_table);
 }
 
 }  // namespace cpuctl

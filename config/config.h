@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "../daemon/engine/enums.h"
 #include "../daemon/engine/profiles.h"
 #include "../daemon/engine/settings.h"
+#include "enums.h"
 
 namespace cpuhpd {
 

@@ -1,14 +1,14 @@
 // The names of the org.cpuhpd1 D-Bus contract that the interface XML cannot carry into
 // generated code: bus name and path, error names, the keys of the options and summary
-// dictionaries, SetSmt's states, property names. Shared by the daemon, the engine, cpuctl and
-// the tests; header-only and free of sdbus-c++. Method, signal and property signatures come
-// from the generated glue (dbus/CMakeLists.txt); the values of enum-like strings come from
-// the engine's name tables (enums.h). The XML documents each of them.
+// dictionaries, SetSmt's states, property names. Shared by the service, cpuctl and the tests;
+// header-only, free of sdbus-c++ and of the engine: D-Bus strings only. Method, signal and
+// property signatures come from the generated glue (dbus/CMakeLists.txt); the values of
+// enum-like strings come from the name tables in vocabulary/enums.h, which the service and
+// cpuctl pair with these. The XML documents each of them.
 #pragma once
 
 #include <string>
-
-#include "enums.h"
+#include <string_view>
 
 namespace cpuhpd::dbus {
 
@@ -18,8 +18,8 @@ inline constexpr const char* kInterface = "org.cpuhpd1.Manager";
 
 // The service's own errors: kErrorPrefix + a name of kRefusalNames (InvalidMask, ...).
 inline constexpr const char* kErrorPrefix = "org.cpuhpd1.Error.";
-inline std::string error_name(RefusalKind kind) {
-    return kErrorPrefix + std::string(name_of(kRefusalNames, kind));
+inline std::string error_name(std::string_view refusal) {
+    return kErrorPrefix + std::string(refusal);
 }
 
 // Standard errors the service sends, or that cpuctl explains.

@@ -22,7 +22,7 @@ export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 "$here/scripts/install-deps.sh"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHPD_SANITIZE=ON >/dev/null
 ninja -C "$build"
-"$here/scripts/check-format.sh"
+"$here/scripts/check-format.sh" "$build"
 
 # The daemon's leak check and UBSan must fail the tests, never just print.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

@@ -102,15 +102,14 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
                  const EngineSettings& settings, const Pinned& pinned = {},
                  const std::vector<Partition>& partitions = {});
 
-// Throws Refusal(EmptyPartition) unless `request` passed force, when taking `leaving`
-// (all the CPUs going, `mine` those of this request) would leave a partition meeting `mine`
-// without a CPU online.
-void refuse_if_emptied(const Request& request, const CpuSet& mine, const CpuSet& leaving,
-                       const CpuSet& online, const std::vector<Partition>& partitions);
-
-// Throws Refusal(Pinned) when `request` asked refuse_pinned and `lost` has tasks that its
-// CPUs `leaving` take away.
-void refuse_if_pinned(const Request& request, const CpuSet& leaving, const Pinned& lost);
+// The checks before CPUs go offline (admit, a dry run, a profile's offline part), before
+// anything changes: throws Refusal(Pinned) when `request` asked refuse_pinned and `lost` has
+// tasks that its CPUs `mine` take away; Refusal(EmptyPartition) unless `request` passed
+// force, when taking `leaving` (all the CPUs going, `mine` among them) from `online` would
+// leave one of `partitions` meeting `mine` without a CPU online.
+void refuse_offline(const Request& request, const CpuSet& mine, const CpuSet& leaving,
+                    const CpuSet& online, const Pinned& lost,
+                    const std::vector<Partition>& partitions);
 
 // Runs the plan's strategy over plan.order. A per-CPU write is skipped when every request
 // naming the CPU is atomic and has already failed; a failed write marks the atomic

@@ -18,12 +18,14 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
     record.order = state.plan.order;
     record.online_before = state.before.online;
     record.boottime_ns = boottime_ns();
-    if (state.plan.expedite)
+    if (state.plan.expedite) {
         record.rcu_expedited = read_attribute(paths.rcu_expedited());
+    }
     record.smt_control = rules_of(state.plan.strategy).saved_smt_control(state.before);
-    for (std::size_t i : state.accepted)
+    for (std::size_t i : state.accepted) {
         record.requests.push_back(
             {state.requests[i].mode, state.requests[i].cpus, state.requests[i].caller});
+    }
     return record;
 }
 
@@ -61,9 +63,8 @@ RequestResult BatchRunner::dry_run(const Request& request, const MachineState& s
     r.order = plan.order;
     if (request.action == Action::Offline) {
         r.pinned = scan_pinned(proc_root_, plan.to_change, state.online - plan.to_change);
-        refuse_if_pinned(request, plan.to_change, r.pinned);
         const auto partitions = find_partitions(cgroup_root_);
-        refuse_if_emptied(request, plan.to_change, plan.to_change, state.online, partitions);
+        refuse_offline(request, plan.to_change, plan.to_change, state.online, r.pinned, partitions);
         r.partitions = plan_shrink(partitions, plan.to_change, state.online);
     }
     for (unsigned cpu : request.cpus.members()) {
@@ -89,8 +90,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         // One scan for the whole batch, before the first write; admit() gives each request
         // its part.
         CpuSet leaving;
-        for (const Request& request : requests)
+        for (const Request& request : requests) {
             leaving |= request.cpus & before.online;
+        }
         pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
     }
     BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
@@ -109,8 +111,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                 // of theirs to rework per CPU. Recorded first, so a restart can give back.
                 partition_changes =
                     plan_shrink(partitions, state.plan.to_change, state.before.online);
-                for (const auto& change : partition_changes)
-                    ledger_.take(change);
+                for (auto& change : partition_changes) {
+                    change.ledger_error = ledger_.take(change);
+                }
                 apply_partition_changes(partition_changes, cgroup_root_, writer_);
             }
             execute(state, io, progress);
@@ -126,7 +129,10 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         // partition owed some.
         auto restores = ledger_.plan_restore(cgroup_root_, state.final_state.online);
         apply_partition_changes(restores, cgroup_root_, writer_);
-        ledger_.save();
+        const int saved = ledger_.save();
+        for (auto& restore : restores) {
+            restore.ledger_error = saved;
+        }
         partition_changes.insert(partition_changes.end(), restores.begin(), restores.end());
     }
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -136,8 +142,9 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     for (std::size_t i : state.accepted) {
         for (const auto& change : partition_changes) {
             const CpuSet moved = (change.before - change.after) | (change.after - change.before);
-            if (moved.intersects(state.requests[i].cpus))
+            if (moved.intersects(state.requests[i].cpus)) {
                 state.results[i].partitions.push_back(change);
+            }
         }
     }
     BatchOutput out;

@@ -213,9 +213,8 @@ std::vector<Request> Engine::plan_profile_run(const ProfileAsk& ask,
     Request offline;
     offline.refuse_pinned = ask.refuse_pinned;
     offline.force = ask.force;
-    refuse_if_pinned(offline, leaving, result.pinned);
     const auto partitions = find_partitions(setup_.cgroup_root);
-    refuse_if_emptied(offline, leaving, leaving, online_then, partitions);
+    refuse_offline(offline, leaving, leaving, online_then, result.pinned, partitions);
     if (ask.dry_run) {
         result.partitions = plan_shrink(partitions, leaving, online_then);
         return {};

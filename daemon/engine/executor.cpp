@@ -53,38 +53,44 @@ void Executor::submit(Request request, const MachineState& state, Completion don
             done(runner_.dry_run(request, state));
             return;
         }
-        if (stopping_)
+        if (stopping_) {
             throw Refusal(RefusalKind::Busy, "cpuhpd is shutting down");
-        if (queue_.size() >= settings_.max_queued_requests)
+        }
+        if (queue_.size() >= settings_.max_queued_requests) {
             throw Refusal(RefusalKind::Busy, std::to_string(queue_.size()) +
                                                  " requests are queued already; try again");
+        }
         if (!request.caller.empty() &&
             std::count_if(queue_.begin(), queue_.end(), [&](const Pending& p) {
                 return p.request.caller == request.caller;
-            }) >= static_cast<std::ptrdiff_t>(kMaxQueuedPerCaller))
+            }) >= static_cast<std::ptrdiff_t>(kMaxQueuedPerCaller)) {
             throw Refusal(RefusalKind::Busy,
                           "this caller has " + std::to_string(kMaxQueuedPerCaller) +
                               " requests queued already (the most one caller may have); wait "
                               "for their replies");
+        }
         const bool was_idle = !running_batch_ && queue_.empty();
         queue_.push_back({std::move(request), std::move(done)});
-        if (was_idle && observers_.busy_changed)
+        if (was_idle && observers_.busy_changed) {
             observers_.busy_changed(true);
+        }
     }
     wake_.notify_all();
 }
 
 std::uint64_t Executor::cancel(std::uint64_t batch_id) {
     std::lock_guard lock(mutex_);
-    if (running_batch_id_ == 0)
+    if (running_batch_id_ == 0) {
         throw Refusal(RefusalKind::NoSuchBatch,
                       batch_id == 0 ? "no batch is running"
                                     : "batch " + std::to_string(batch_id) +
                                           " is not running (no batch is running now)");
-    if (batch_id != 0 && batch_id != running_batch_id_)
+    }
+    if (batch_id != 0 && batch_id != running_batch_id_) {
         throw Refusal(RefusalKind::NoSuchBatch, "batch " + std::to_string(batch_id) +
                                                     " is not running (batch " +
                                                     std::to_string(running_batch_id_) + " is)");
+    }
     cancelled_batch_ = running_batch_id_;
     return running_batch_id_;
 }
@@ -104,8 +110,9 @@ std::vector<Executor::Pending> Executor::take_batch(std::unique_lock<std::mutex>
            queue_.front().request.strategy == strategy) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
-        if (rules_of(strategy).stands_alone)
+        if (rules_of(strategy).stands_alone) {
             break;
+        }
     }
     return batch;
 }
@@ -130,15 +137,17 @@ void Executor::worker() {
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (stopping_)
+        if (stopping_) {
             return;
+        }
         // A request that finds the executor idle waits for company; requests queued
         // while a batch ran have waited already and go at once.
         if (!just_ran_batch_ && settings_.coalesce.count() > 0) {
             const auto deadline = std::chrono::steady_clock::now() + settings_.coalesce;
             wake_.wait_until(lock, deadline, [this] { return stopping_; });
-            if (stopping_)
+            if (stopping_) {
                 return;
+            }
         }
         std::vector<Pending> batch = take_batch(lock);
         running_batch_ = true;
@@ -149,8 +158,9 @@ void Executor::worker() {
             if (batch.empty()) {
                 running_batch_ = false;
                 just_ran_batch_ = !queue_.empty();
-                if (queue_.empty() && observers_.busy_changed)
+                if (queue_.empty() && observers_.busy_changed) {
                     observers_.busy_changed(false);
+                }
                 continue;
             }
         }
@@ -160,15 +170,17 @@ void Executor::worker() {
 
         std::vector<Request> requests;
         requests.reserve(batch.size());
-        for (const auto& p : batch)
+        for (const auto& p : batch) {
             requests.push_back(p.request);
+        }
         BatchOutput output;
         try {
             output = runner_.run(
                 batch_id, requests,
                 [this, batch_id](std::size_t done, std::size_t total) {
-                    if (observers_.progress)
+                    if (observers_.progress) {
                         observers_.progress(batch_id, done, total);
+                    }
                 },
                 [this, batch_id] { return cancel_all_ || cancelled_batch_ == batch_id; });
         } catch (const std::exception& e) {
@@ -190,16 +202,19 @@ void Executor::worker() {
             std::lock_guard ended(mutex_);
             running_batch_id_ = 0;
         }
-        for (std::size_t i = 0; i < batch.size(); ++i)
+        for (std::size_t i = 0; i < batch.size(); ++i) {
             batch[i].done(std::move(output.results[i]));
-        if (observers_.batch_finished)
+        }
+        if (observers_.batch_finished) {
             observers_.batch_finished(output.report);
+        }
 
         lock.lock();
         running_batch_ = false;
         just_ran_batch_ = !queue_.empty();
-        if (queue_.empty() && observers_.busy_changed)
+        if (queue_.empty() && observers_.busy_changed) {
             observers_.busy_changed(false);
+        }
     }
 }
 

@@ -34,6 +34,9 @@ struct PartitionChange {
     CpuSet before;
     CpuSet after;
     int error = 0;  // errno of the write; 0 when it went through (or for a plan)
+    // errno of saving the partition ledger for it (before a shrink, after a give-back); 0 when
+    // saved. A shrink the ledger lacks is not given back by a restarted daemon.
+    int ledger_error = 0;
     bool operator==(const PartitionChange&) const = default;
 };
 

@@ -24,33 +24,38 @@ std::string cpus_or_none(const CpuSet& cpus) {
 // Reads the journal without following a link or blocking on a FIFO; the text, or why not.
 std::variant<std::string, std::string> read_journal_file(const std::filesystem::path& file) {
     const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    if (fd < 0) {
         return std::variant<std::string, std::string>(std::in_place_index<1>,
                                                       std::string("open: ") + std::strerror(errno));
+    }
     struct stat st {};
     std::optional<std::string> problem;
-    if (::fstat(fd, &st) != 0)
+    if (::fstat(fd, &st) != 0) {
         problem = std::string("fstat: ") + std::strerror(errno);
-    else
+    } else {
         problem = untrusted_state_file(st, kMaxJournalBytes);
+    }
     std::string text;
     while (!problem) {
         char buf[65536];
         const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
+        if (n < 0 && errno == EINTR) {
             continue;
-        if (n < 0)
+        }
+        if (n < 0) {
             problem = std::string("read: ") + std::strerror(errno);
-        else if (n == 0)
+        } else if (n == 0) {
             break;
-        else if (text.size() + static_cast<std::size_t>(n) > kMaxJournalBytes)
+        } else if (text.size() + static_cast<std::size_t>(n) > kMaxJournalBytes) {
             problem = "it is larger than " + std::to_string(kMaxJournalBytes) + " bytes";
-        else
+        } else {
             text.append(buf, static_cast<std::size_t>(n));
+        }
     }
     ::close(fd);
-    if (problem)
+    if (problem) {
         return std::variant<std::string, std::string>(std::in_place_index<1>, *problem);
+    }
     return std::variant<std::string, std::string>(std::in_place_index<0>, std::move(text));
 }
 
@@ -73,15 +78,18 @@ RecoveryReport rejected(RecoveryReport report, const std::filesystem::path& file
 }
 
 bool wants_rollback(unsigned cpu, const JournalRecord& record, RecoveryPolicy policy) {
-    if (policy != RecoveryPolicy::Auto)
+    if (policy != RecoveryPolicy::Auto) {
         return policy == RecoveryPolicy::Rollback;
+    }
     bool named = false;
     for (const JournalRequest& request : record.requests) {
-        if (!request.cpus.contains(cpu))
+        if (!request.cpus.contains(cpu)) {
             continue;
+        }
         named = true;
-        if (request.mode == Mode::Atomic)
+        if (request.mode == Mode::Atomic) {
             return true;
+        }
     }
     return !named;  // planned but named by no request: put it back, as atomic would
 }
@@ -89,11 +97,13 @@ bool wants_rollback(unsigned cpu, const JournalRecord& record, RecoveryPolicy po
 // Puts back a value the batch changed, if it differs now; true when written.
 bool put_back(const std::filesystem::path& file, const std::optional<std::string>& value,
               AttributeWriter& writer) {
-    if (!value)
+    if (!value) {
         return false;
+    }
     const auto now = read_attribute(file);
-    if (!now || *now == *value)
+    if (!now || *now == *value) {
         return false;
+    }
     return writer.write(file, *value) == 0;
 }
 
@@ -114,14 +124,17 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
         }
         return rejected(report, file, std::string("lstat: ") + std::strerror(errno));
     }
-    if (const auto why = untrusted_state_file(st, kMaxJournalBytes))
+    if (const auto why = untrusted_state_file(st, kMaxJournalBytes)) {
         return rejected(report, file, *why);
+    }
     const auto text = read_journal_file(file);
-    if (text.index() == 1)
+    if (text.index() == 1) {
         return rejected(report, file, std::get<1>(text));
+    }
     auto parsed = parse_journal(std::get<0>(text));
-    if (const auto* error = std::get_if<std::string>(&parsed))
+    if (const auto* error = std::get_if<std::string>(&parsed)) {
         return rejected(report, file, *error);
+    }
     const JournalRecord& record = std::get<JournalRecord>(parsed);
 
     report.batch_id = record.batch_id;
@@ -152,15 +165,18 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
     const MachineState now = read_state();
     report.rcu_expedited_restored = put_back(paths.rcu_expedited(), record.rcu_expedited, writer);
     bool rollback_any = false;
-    for (const unsigned cpu : record.order)
+    for (const unsigned cpu : record.order) {
         rollback_any |= wants_rollback(cpu, record, settings.recovery);
-    if (rollback_any)
+    }
+    if (rollback_any) {
         report.smt_control_restored = put_back(paths.smt_control(), record.smt_control, writer);
+    }
 
     CpuSet to_restore;
     for (const unsigned cpu : record.order) {
-        if (now.online.contains(cpu) == record.online_before.contains(cpu))
+        if (now.online.contains(cpu) == record.online_before.contains(cpu)) {
             continue;
+        }
         report.found.add(cpu);
         (wants_rollback(cpu, record, settings.recovery) ? to_restore : report.kept).add(cpu);
     }
@@ -173,28 +189,34 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
         request.mode = Mode::BestEffort;  // put back every CPU that can be
         request.caller = "recovery of batch " + std::to_string(record.batch_id);
         const BatchOutput out = runner.run(0, {request});
-        if (!out.results.empty() && out.results.front().refusal)
+        if (!out.results.empty() && out.results.front().refusal) {
             refusal = out.results.front().refusal->what();
+        }
         const MachineState after = read_state();
-        for (const unsigned cpu : to_restore.members())
+        for (const unsigned cpu : to_restore.members()) {
             (after.online.contains(cpu) == record.online_before.contains(cpu) ? report.restored
                                                                               : report.failed)
                 .add(cpu);
+        }
     }
     remove_journal_file(file);
 
     report.summary = batch + " was interrupted: " + std::to_string(report.found.count()) + " of " +
                      std::to_string(report.planned.count()) + " CPUs had changed (" +
                      cpus_or_none(report.found) + "); put back " + cpus_or_none(report.restored);
-    if (!report.kept.empty())
+    if (!report.kept.empty()) {
         report.summary += ", kept " + report.kept.to_string() + " (best-effort)";
-    if (!report.failed.empty())
+    }
+    if (!report.failed.empty()) {
         report.summary += ", failed to put back " + report.failed.to_string() +
                           (refusal.empty() ? "" : " (" + refusal + ")");
-    if (report.rcu_expedited_restored)
+    }
+    if (report.rcu_expedited_restored) {
         report.summary += "; rcu_expedited restored to " + *record.rcu_expedited;
-    if (report.smt_control_restored)
+    }
+    if (report.smt_control_restored) {
         report.summary += "; smt/control restored to " + *record.smt_control;
+    }
     return report;
 }
 

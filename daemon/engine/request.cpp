@@ -12,13 +12,16 @@ Outcome summarize(const std::vector<CpuResult>& cpus) {
     bool any_changed = false;
     for (const auto& r : cpus) {
         if (r.outcome == CpuOutcome::Failed || r.outcome == CpuOutcome::RolledBack ||
-            r.outcome == CpuOutcome::Refused || r.outcome == CpuOutcome::Cancelled)
+            r.outcome == CpuOutcome::Refused || r.outcome == CpuOutcome::Cancelled) {
             any_bad = true;
-        if (r.outcome == CpuOutcome::Changed)
+        }
+        if (r.outcome == CpuOutcome::Changed) {
             any_changed = true;
+        }
     }
-    if (!any_bad)
+    if (!any_bad) {
         return Outcome::Ok;
+    }
     return any_changed ? Outcome::Partial : Outcome::Failed;
 }
 

@@ -80,6 +80,20 @@ constexpr SelectorWord kSelectorWords[] = {
     {"node", SelectorKind::Node, true},       {"core", SelectorKind::Core, true},
 };
 
+}  // namespace
+
+std::vector<std::string> selector_words(bool numbered) {
+    std::vector<std::string> out;
+    for (const SelectorWord& known : kSelectorWords) {
+        if (known.numbered == numbered) {
+            out.emplace_back(known.word);
+        }
+    }
+    return out;
+}
+
+namespace {
+
 // The selector's syntax alone; what it matches needs the machine.
 Selector parse_selector(const Argument& arg) {
     auto colon = arg.text.find(':');

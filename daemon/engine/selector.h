@@ -1,7 +1,9 @@
 // Turns a user's mask expression into a CPU set, resolving selectors from the topology.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cpulist.h"
 #include "machine.h"
@@ -31,6 +33,11 @@ struct MaskSelection {
     bool smt_selector = false;
 };
 MaskSelection select_mask(std::string_view expression, const MachineState& machine);
+
+// The selectors' words, in table order: `numbered` false, those that stand alone ("all",
+// "smt"); true, those that take ":N" ("package", "die", "node", "core"). The completion
+// scripts offer the same (tests/unit/completion_lists_test.cpp).
+std::vector<std::string> selector_words(bool numbered);
 
 // The syntax and limits alone, without a machine (config profiles): every argument must
 // be a valid cpulist, cpumap or selector. Throws MaskError.

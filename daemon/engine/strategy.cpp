@@ -20,19 +20,23 @@ public:
     StrategyOutcome run(Action action, const std::vector<unsigned>& order,
                         const StrategyHooks& hooks) override {
         StrategyOutcome out;
-        if (order.empty())
+        if (order.empty()) {
             return out;
+        }
         if (hooks.stop_requested && hooks.stop_requested()) {
             out.stopped_before = order;
             return out;
         }
         const auto [file, value] = target_(action, order);
         out.batch_error = writer_.write(file, value);
-        if (out.batch_error == 0)
-            for (unsigned cpu : order)
+        if (out.batch_error == 0) {
+            for (unsigned cpu : order) {
                 out.attempted[cpu] = 0;
-        if (hooks.progress)
+            }
+        }
+        if (hooks.progress) {
             hooks.progress(order.size(), order.size());
+        }
         return out;
     }
 
@@ -67,20 +71,24 @@ std::unique_ptr<Strategy> make_strategy(StrategyKind kind, const SysfsPaths& pat
 
 ExpediteWindow::ExpediteWindow(const SysfsPaths& paths, AttributeWriter& writer, bool enable)
     : paths_(paths), writer_(writer) {
-    if (!enable)
+    if (!enable) {
         return;
+    }
     auto old = read_attribute(paths_.rcu_expedited());
-    if (!old)
+    if (!old) {
         return;  // kernel without the knob: nothing to do
+    }
     old_value_ = *old;
-    if (old_value_ == "1")
+    if (old_value_ == "1") {
         return;  // already expedited: leave it as found
+    }
     active_ = writer_.write(paths_.rcu_expedited(), "1") == 0;
 }
 
 ExpediteWindow::~ExpediteWindow() {
-    if (active_)
+    if (active_) {
         writer_.write(paths_.rcu_expedited(), old_value_);
+    }
 }
 
 }  // namespace cpuhpd

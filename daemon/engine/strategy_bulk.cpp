@@ -11,11 +11,12 @@ const StrategyRules kBulkRules{
     StrategyKind::Bulk,
     [](const MachineState& machine) { return machine.bulk_writable; },
     [](const CpuSet&, const MachineState& machine) {
-        if (!machine.bulk_writable)
+        if (!machine.bulk_writable) {
             throw Refusal(
                 RefusalKind::NotSupported,
                 "strategy bulk needs the companion kernel patch (writable "
                 "/sys/devices/system/cpu/offline and online); this kernel does not offer it");
+        }
     },
     /*offline_ascending=*/true,
     /*one_shot=*/true,

@@ -23,14 +23,17 @@ public:
                 break;
             }
             ++done;
-            if (hooks.should_write && !hooks.should_write(cpu))
+            if (hooks.should_write && !hooks.should_write(cpu)) {
                 continue;
+            }
             const int err = writer_.write(paths_.cpu_online(cpu), value);
             out.attempted[cpu] = err;
-            if (hooks.on_result)
+            if (hooks.on_result) {
                 hooks.on_result(cpu, err);
-            if (hooks.progress)
+            }
+            if (hooks.progress) {
                 hooks.progress(done, order.size());
+            }
         }
         return out;
     }

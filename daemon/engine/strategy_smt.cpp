@@ -10,8 +10,9 @@ namespace cpuhpd {
 
 bool smt_control_applies(Action action, const CpuSet& cpus, const MachineState& machine) {
     const CpuSet secondaries = machine.smt_secondaries();
-    if (secondaries.empty() || !(cpus == secondaries))
+    if (secondaries.empty() || !(cpus == secondaries)) {
         return false;
+    }
     // "on" when already on is a no-op in the kernel, so switching on needs "off" now.
     return machine.smt_control == (action == Action::Offline ? SmtControl::On : SmtControl::Off);
 }
@@ -23,17 +24,19 @@ bool switchable(const MachineState& machine) {
 }
 
 void check_smt(const CpuSet& cpus, const MachineState& machine) {
-    if (!switchable(machine))
+    if (!switchable(machine)) {
         throw Refusal(
             RefusalKind::NotSupported,
             "strategy smt needs smt/control to be on or off; it is '" +
                 (machine.smt_control == SmtControl::Absent ? std::string("absent")
                                                            : to_string(machine.smt_control)) +
                 "'");
-    if (!(cpus == machine.smt_secondaries()))
+    }
+    if (!(cpus == machine.smt_secondaries())) {
         throw Refusal(RefusalKind::NotSupported,
                       "strategy smt applies only to exactly the SMT secondaries (" +
                           machine.smt_secondaries().to_string() + "), not " + cpus.to_string());
+    }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "enums.h"
 #include "input.h"
 #include "log.h"
 
@@ -15,7 +16,7 @@ namespace cpuhpd {
 
 namespace {
 
-// At most this many lines per handler and window; the rest are counted and told once the
+// At most this many lines per kind of signal and window; the rest are counted and told once the
 // window is over, so a flood of forged signals cannot flood the journal.
 constexpr int kLinesPerWindow = 5;
 constexpr auto kWindow = std::chrono::seconds(10);
@@ -26,14 +27,23 @@ struct Budget {
     int suppressed = 0;
 };
 
-// Main thread only, as every signal handler.
-void log_dropped(const std::string& what, const std::string& why) {
-    static std::map<std::string, Budget> budgets;
-    Budget& budget = budgets[what];
+// The signals of a kind together, for the count of those not logged one by one.
+constexpr EnumNames<SignalKind, 3> kSignalKindNames{{
+    {SignalKind::HolderNameOwnerChanged, "NameOwnerChanged for holders"},
+    {SignalKind::PowerProfilesNameOwnerChanged, "NameOwnerChanged for power-profiles-daemon"},
+    {SignalKind::PowerProfilesChanged, "PropertiesChanged of power-profiles-daemon"},
+}};
+
+// Main thread only, as every signal handler. One budget per kind: the map has at most as
+// many entries as SignalKind has values.
+void log_dropped(SignalKind kind, const std::string& what, const std::string& why) {
+    static std::map<SignalKind, Budget> budgets;
+    Budget& budget = budgets[kind];
     const auto now = std::chrono::steady_clock::now();
     if (now - budget.start >= kWindow) {
         if (budget.suppressed > 0) {
-            log::warning(what + ": " + std::to_string(budget.suppressed) +
+            log::warning(std::string(name_of(kSignalKindNames, kind)) + ": " +
+                         std::to_string(budget.suppressed) +
                          " more signals dropped in the last 10 s (not logged one by one)");
         }
         budget = Budget{now, 0, 0};
@@ -114,24 +124,25 @@ std::string refuse_sender(const std::string& sender, const std::string& expected
     return {};
 }
 
-sdbus::message_handler guarded_handler(std::string what,
+sdbus::message_handler guarded_handler(SignalKind kind, std::string what,
                                        std::function<std::string()> expected_sender,
                                        std::function<void(sdbus::Message&)> body) {
-    return [what = std::move(what), expected_sender = std::move(expected_sender),
+    return [kind, what = std::move(what), expected_sender = std::move(expected_sender),
             body = std::move(body)](sdbus::Message& message) {
         try {
             if (const std::string why = refuse_sender(sender_of(message), expected_sender());
                 !why.empty()) {
-                log_dropped(what, why);
+                log_dropped(kind, what, why);
                 return;
             }
             body(message);
         } catch (const sdbus::Error& error) {
-            log_dropped(what, escape_excerpt(error.getName() + ": " + error.getMessage(), 256));
+            log_dropped(kind, what,
+                        escape_excerpt(error.getName() + ": " + error.getMessage(), 256));
         } catch (const std::exception& error) {
-            log_dropped(what, escape_excerpt(error.what(), 256));
+            log_dropped(kind, what, escape_excerpt(error.what(), 256));
         } catch (...) {
-            log_dropped(what, "unknown exception");
+            log_dropped(kind, what, "unknown exception");
         }
     };
 }

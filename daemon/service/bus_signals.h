@@ -49,11 +49,19 @@ std::optional<StringPropertyChange> decode_string_property_change(sdbus::Message
 // accepts nobody.
 std::string refuse_sender(const std::string& sender, const std::string& expected);
 
+// The signals the daemon takes. Dropped ones are logged at most a few lines per kind every
+// 10 s: a bounded set of budgets, whatever the handlers' names say (a hold's id, say).
+enum class SignalKind {
+    HolderNameOwnerChanged,         // a holder left the bus (hold_links.cpp)
+    PowerProfilesNameOwnerChanged,  // power-profiles-daemon came or went
+    PowerProfilesChanged,           // its ActiveProfile changed
+};
+
 // A signal handler for `connection.addMatch()`: calls `body` for the messages whose sender
 // `expected_sender()` accepts (refuse_sender), drops the others, and catches whatever `body`
-// throws; both are logged, at most a few lines per `what` every 10 s. `expected_sender`
-// is asked for every message (an owner can change).
-sdbus::message_handler guarded_handler(std::string what,
+// throws; both are logged (naming `what`), at most a few lines per `kind` every 10 s.
+// `expected_sender` is asked for every message (an owner can change).
+sdbus::message_handler guarded_handler(SignalKind kind, std::string what,
                                        std::function<std::string()> expected_sender,
                                        std::function<void(sdbus::Message&)> body);
 

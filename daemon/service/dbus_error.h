@@ -16,7 +16,10 @@ namespace cpuhpd {
 inline constexpr const char* kInvalidArgs = dbus::kErrorInvalidArgs;
 inline constexpr const char* kAccessDenied = dbus::kErrorAccessDenied;
 inline constexpr const char* kFailed = dbus::kErrorFailed;
-using dbus::error_name;  // "org.cpuhpd1.Error.<Kind>" for a refusal
+// "org.cpuhpd1.Error.<Kind>": the D-Bus error name of a refusal.
+inline std::string error_name(RefusalKind kind) {
+    return dbus::error_name(to_string(kind));
+}
 
 // An error that sd-bus can always send: a message of printable ASCII (invalid UTF-8 makes
 // sd-bus refuse the reply and drop it), bounded.

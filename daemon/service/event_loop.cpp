@@ -14,13 +14,11 @@
 
 #include "input.h"
 #include "log.h"
+#include "sdbus_texts.h"
 
 namespace cpuhpd {
 
 namespace {
-
-// The text of sdbus-c++ 1.2's exception when sd_bus_process() itself fails.
-constexpr const char* kBusProcessingFailed = "Failed to process bus requests";
 
 void check(int r, const char* what) {
     if (r < 0) {
@@ -112,7 +110,7 @@ void EventLoop::process_bus() {
             } while (bus_->processPendingRequest());
             return;
         } catch (const sdbus::Error& e) {
-            if (e.getMessage().rfind(kBusProcessingFailed, 0) == 0) {
+            if (dbus::bus_processing_failed(e)) {
                 log::error(std::string("D-Bus connection failed: ") + e.what());
                 sd_event_exit(event_, 1);
                 return;

@@ -52,6 +52,7 @@ sdbus::UnixFd HoldLinks::link(std::uint64_t id, sdbus::IConnection& connection,
                     "',interface='" + kBusDriver + "',member='NameOwnerChanged',arg0='" + holder +
                     "'",
                 guarded_handler(
+                    SignalKind::HolderNameOwnerChanged,
                     "NameOwnerChanged for hold " + std::to_string(id), [] { return kBusDriver; },
                     [this, id, holder](sdbus::Message& message) {
                         const auto change = decode_name_owner_changed(message);

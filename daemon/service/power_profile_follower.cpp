@@ -36,7 +36,8 @@ PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, Manag
             "',interface='" + kBusDriver + "',member='NameOwnerChanged',arg0='" +
             kPowerProfilesService + "'",
         guarded_handler(
-            "NameOwnerChanged for power-profiles-daemon", [] { return kBusDriver; },
+            SignalKind::PowerProfilesNameOwnerChanged, "NameOwnerChanged for power-profiles-daemon",
+            [] { return kBusDriver; },
             [this](sdbus::Message& message) {
                 const auto change = decode_name_owner_changed(message);
                 if (!change) {
@@ -54,7 +55,8 @@ PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, Manag
             kPropertiesInterface + "',member='PropertiesChanged',arg0='" + kPowerProfilesInterface +
             "'",
         guarded_handler(
-            "PropertiesChanged of power-profiles-daemon", [this] { return owner_; },
+            SignalKind::PowerProfilesChanged, "PropertiesChanged of power-profiles-daemon",
+            [this] { return owner_; },
             [this](sdbus::Message& message) {
                 const auto change =
                     decode_string_property_change(message, kPowerProfilesInterface, kActiveProfile);
@@ -181,61 +183,48 @@ void PowerProfileFollower::follow() {
         return;
     }
     if (in_flight_) {
-        waiting_ = true;  // after ours: the done callback below follows again
+        waiting_ = true;  // after ours: finished() follows again
         return;
     }
-    const std::string ppd = *wanted_;
+    if (const auto next = next_switch(*wanted_)) {
+        start(*next);
+    }
+}
+
+std::optional<PowerProfileFollower::Switch> PowerProfileFollower::next_switch(
+    const std::string& ppd) const {
     const auto it = mapping_.find(ppd);
     if (it == mapping_.end()) {
-        return;
+        return std::nullopt;
     }
-    const std::string target = it->second;
+    const std::string& target = it->second;
     const auto active = backend_.active_profile();
     if (target.empty() ? !active : (active && active->name == target)) {
         log::debug("power profile " + ppd + ": " +
                        (active ? "profile " + active->name + " is" : std::string("none is")) +
                        " in force already",
                    {{"POWER_PROFILE", ppd}});
-        return;
+        return std::nullopt;
     }
-    const std::string name = target.empty() ? active->name : target;
-    const char* verb = target.empty() ? "reverting" : "applying";
+    return Switch{ppd, target.empty() ? active->name : target, target.empty()};
+}
+
+void PowerProfileFollower::start(const Switch& change) {
+    const std::string& ppd = change.ppd;
+    const std::string& name = change.name;
+    const char* verb = change.reverting ? "reverting" : "applying";
     ProfileAsk ask;
-    ask.name = target;
+    ask.name = change.reverting ? std::string() : name;
     ask.caller = kPowerProfilesCaller;
     in_flight_ = true;
     try {
-        backend_.apply_profile(ask, [this, life = std::weak_ptr<int>(life_), ppd, name,
-                                     reverting = target.empty()](ProfileAnswer answer) {
-            if (life.expired()) {
-                return;  // the daemon is stopping and dropped the follower
-            }
-            in_flight_ = false;
-            if (const auto* done = std::get_if<ProfileDone>(&answer)) {
-                log::write(
-                    done->outcome == Outcome::Ok ? log::Level::Info : log::Level::Warning,
-                    "power profile " + ppd + ": profile " + name +
-                        (reverting ? " reverted: " : " applied: ") + to_string(done->outcome) +
-                        "; in force: " + (done->active ? done->active->name : std::string("none")),
-                    {{"POWER_PROFILE", ppd},
-                     {"PROFILE", name},
-                     {"OUTCOME", to_string(done->outcome)}});
-            } else {
-                try {
-                    std::rethrow_exception(std::get<std::exception_ptr>(answer));
-                } catch (const std::exception& error) {
-                    log::warning("power profile " + ppd + ": " +
-                                     (reverting ? "reverting" : "applying") + " profile " + name +
-                                     " refused: " + error.what(),
-                                 {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+        backend_.apply_profile(
+            ask, [this, life = std::weak_ptr<int>(life_), change](ProfileAnswer answer) {
+                if (life.expired()) {
+                    return;  // the daemon is stopping and dropped the follower
                 }
-            }
-            // A switch that came meanwhile (the latest one) is followed now.
-            if (waiting_) {
-                waiting_ = false;
-                follow();
-            }
-        });
+                finished(change, answer);
+            });
         log::info("power profile " + ppd + ": " + verb + " profile " + name,
                   {{"POWER_PROFILE", ppd}, {"PROFILE", name}, {"CALLER", kPowerProfilesCaller}});
     } catch (const Refusal& refusal) {
@@ -256,6 +245,34 @@ void PowerProfileFollower::follow() {
         log::warning(
             "power profile " + ppd + ": " + verb + " profile " + name + " failed: " + error.what(),
             {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+    }
+}
+
+void PowerProfileFollower::finished(const Switch& change, const ProfileAnswer& answer) {
+    const std::string& ppd = change.ppd;
+    const std::string& name = change.name;
+    in_flight_ = false;
+    if (const auto* done = std::get_if<ProfileDone>(&answer)) {
+        log::write(
+            done->outcome == Outcome::Ok ? log::Level::Info : log::Level::Warning,
+            "power profile " + ppd + ": profile " + name +
+                (change.reverting ? " reverted: " : " applied: ") + to_string(done->outcome) +
+                "; in force: " + (done->active ? done->active->name : std::string("none")),
+            {{"POWER_PROFILE", ppd}, {"PROFILE", name}, {"OUTCOME", to_string(done->outcome)}});
+    } else {
+        try {
+            std::rethrow_exception(std::get<std::exception_ptr>(answer));
+        } catch (const std::exception& error) {
+            log::warning("power profile " + ppd + ": " +
+                             (change.reverting ? "reverting" : "applying") + " profile " + name +
+                             " refused: " + error.what(),
+                         {{"POWER_PROFILE", ppd}, {"PROFILE", name}});
+        }
+    }
+    // A switch that came meanwhile (the latest one) is followed now.
+    if (waiting_) {
+        waiting_ = false;
+        follow();
     }
 }
 

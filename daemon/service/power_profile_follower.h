@@ -53,8 +53,21 @@ private:
     void read_active_profile();
     // power-profiles-daemon's ActiveProfile is `ppd_profile`: follow it.
     void wanted(const std::string& ppd_profile);
+    // One switch to make: power-profiles-daemon's profile `ppd` asks for cpuhpd's profile
+    // `name`, applied (or, when the mapping says "", the profile in force `name` reverted).
+    struct Switch {
+        std::string ppd;
+        std::string name;
+        bool reverting = false;
+    };
     // Applies what `wanted_` maps to, unless a change is running (then: later).
     void follow();
+    // The switch `ppd` asks for; none when it maps to nothing or is in force already.
+    std::optional<Switch> next_switch(const std::string& ppd) const;
+    // Hands the switch to the backend; a refusal Busy makes it wait for the change running.
+    void start(const Switch& change);
+    // The backend's answer to the switch: logged; a switch that came meanwhile follows.
+    void finished(const Switch& change, const ProfileAnswer& answer);
 
     ManagerBackend& backend_;
     std::map<std::string, std::string> mapping_;

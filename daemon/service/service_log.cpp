@@ -81,6 +81,14 @@ void log_batch(const BatchReport& report) {
                    {{"BATCH_ID", std::to_string(report.batch_id)},
                     {"PARTITION", change.path},
                     {"CPUS", change.after.to_string()}});
+        if (change.ledger_error != 0) {
+            log::warning(
+                "batch " + std::to_string(report.batch_id) + ": cpuset partition " + change.path +
+                    ": the partition ledger could not be saved: " +
+                    errno_name(change.ledger_error) + " (" + errno_text(change.ledger_error) +
+                    "); a restart may not give the partition its CPUs back as owed",
+                {{"BATCH_ID", std::to_string(report.batch_id)}, {"PARTITION", change.path}});
+        }
     }
     const std::string action = to_string(report.action);
     const std::string strategy = to_string(report.strategy);

@@ -67,6 +67,18 @@ run "cpuctl --help" 0 "$cpuctl" --help && {
     done
 }
 
+# The commands the bash completion offers (completion/cpuctl.bash; the unit test
+# CompletionLists holds zsh's to it) are those --help lists.
+run "cpuctl --help (commands)" 0 "$cpuctl" --help && {
+    listed=$(sed -n '/^Subcommands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' "$tmp/out" | sort | tr '\n' ' ')
+    offered=$(sed -n 's/^ *local commands="\([^"]*\)".*/\1/p' "$src/completion/cpuctl.bash" |
+        tr ' ' '\n' | sort | tr '\n' ' ')
+    if [ -z "$listed" ] || [ "$listed" != "$offered" ]; then
+        echo "FAIL bash completion's commands: '$offered', cpuctl --help lists '$listed'"
+        failures=$((failures + 1))
+    fi
+}
+
 # --refuse-pinned: on the commands that may take CPUs offline, with its help; not on online
 # or profile revert (a usage error before any bus is opened).
 for c in "offline" "plan" "smt" "profile apply"; do

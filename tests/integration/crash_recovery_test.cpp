@@ -97,9 +97,11 @@ TEST_P(KilledAfterCpus, RecoveryPutsEveryCpuAndRcuExpeditedBack) {
               << "offline {"
               << CpuSet::from([&] {
                      std::vector<unsigned> off;
-                     for (const auto& [cpu, value] : after)
-                         if (value == "0")
+                     for (const auto& [cpu, value] : after) {
+                         if (value == "0") {
                              off.push_back(cpu);
+                         }
+                     }
                      return off;
                  }())
                      .to_string()

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "enums.h"
 #include "harness/child.h"
 #include "harness/raw_client.h"
 #include "harness/world.h"
@@ -30,11 +31,12 @@ namespace cpuhpd::itest {
 using nlohmann::json;
 
 // The D-Bus errors the daemon answers with, as the contract names them (dbus/names.h).
-inline const std::string kInvalidMask = dbus::error_name(RefusalKind::InvalidMask);
-inline const std::string kProtectedCpu = dbus::error_name(RefusalKind::ProtectedCpu);
-inline const std::string kNotHotpluggable = dbus::error_name(RefusalKind::NotHotpluggable);
-inline const std::string kTooFewOnline = dbus::error_name(RefusalKind::TooFewOnline);
-inline const std::string kNotSupported = dbus::error_name(RefusalKind::NotSupported);
+inline const std::string kInvalidMask = dbus::error_name(to_string(RefusalKind::InvalidMask));
+inline const std::string kProtectedCpu = dbus::error_name(to_string(RefusalKind::ProtectedCpu));
+inline const std::string kNotHotpluggable =
+    dbus::error_name(to_string(RefusalKind::NotHotpluggable));
+inline const std::string kTooFewOnline = dbus::error_name(to_string(RefusalKind::TooFewOnline));
+inline const std::string kNotSupported = dbus::error_name(to_string(RefusalKind::NotSupported));
 inline constexpr const char* kInvalidArgs = dbus::kErrorInvalidArgs;
 inline constexpr const char* kAccessDenied = dbus::kErrorAccessDenied;
 

@@ -20,9 +20,11 @@ CancelCheck cancel_after(std::size_t writes) {
 
 std::vector<std::string> cpu_online_writes(const FakeKernelWriter& writer) {
     std::vector<std::string> out;
-    for (const auto& w : writer.log())
-        if (w.file.ends_with("/online") && w.file.find("/cpu/cpu") != std::string::npos)
+    for (const auto& w : writer.log()) {
+        if (w.file.ends_with("/online") && w.file.find("/cpu/cpu") != std::string::npos) {
             out.push_back(w.file.substr(w.file.find("cpu/") + 4) + "=" + w.value);
+        }
+    }
     return out;
 }
 
@@ -65,10 +67,12 @@ TEST(Cancel, ABestEffortRequestKeepsWhatIsDone) {
                              {}, cancel_after(3));
     const RequestResult& r = out.results[0];
     EXPECT_EQ(r.outcome, Outcome::Partial);
-    for (unsigned c : {7u, 8u, 9u})
+    for (unsigned c : {7u, 8u, 9u}) {
         EXPECT_EQ(result_for(r, c).outcome, CpuOutcome::Changed) << c;
-    for (unsigned c : {4u, 5u, 6u})
+    }
+    for (unsigned c : {4u, 5u, 6u}) {
         EXPECT_EQ(result_for(r, c).outcome, CpuOutcome::Cancelled) << c;
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - CpuSet::range(7, 9));
     EXPECT_EQ(out.report.changed, CpuSet::range(7, 9));
     EXPECT_EQ(out.report.cancelled, CpuSet::range(4, 6));
@@ -97,8 +101,9 @@ TEST(Cancel, BeforeTheFirstWriteNothingIsWritten) {
         m.runner->run(1, {m.request(Action::Offline, CpuSet::range(4, 7))}, {}, cancel_after(0));
     EXPECT_TRUE(cpu_online_writes(m.writer).empty());
     EXPECT_EQ(out.results[0].outcome, Outcome::Failed);
-    for (const auto& c : out.results[0].cpus)
+    for (const auto& c : out.results[0].cpus) {
         EXPECT_EQ(c.outcome, CpuOutcome::Cancelled) << c.cpu;
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
     EXPECT_EQ(m.fs.read("kernel/rcu_expedited"), "0");
 }
@@ -142,8 +147,9 @@ TEST(Cancel, StopsTheBestEffortRetryOfAFailedBulkWrite) {
                       cancel_after(3));  // the bulk write, then 12 and 13 of the retry
     const RequestResult& r = out.results[0];
     EXPECT_EQ(r.outcome, Outcome::Partial);
-    for (unsigned c = 8; c <= 13; ++c)
+    for (unsigned c = 8; c <= 13; ++c) {
         EXPECT_EQ(result_for(r, c).outcome, CpuOutcome::Changed) << c;
+    }
     for (unsigned c : {14u, 15u}) {
         EXPECT_EQ(result_for(r, c).outcome, CpuOutcome::Cancelled) << c;
         EXPECT_NE(result_for(r, c).message.find("after the bulk write failed: EAGAIN"),

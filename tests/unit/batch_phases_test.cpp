@@ -30,9 +30,11 @@ struct Phases {
     std::vector<std::string> cpu_writes() const {
         const std::string prefix = "devices/system/cpu/";
         std::vector<std::string> out;
-        for (const auto& w : m.writer.log())
-            if (w.file.starts_with(prefix))
+        for (const auto& w : m.writer.log()) {
+            if (w.file.starts_with(prefix)) {
                 out.push_back(w.file.substr(prefix.size()) + "=" + w.value);
+            }
+        }
         return out;
     }
 
@@ -338,18 +340,20 @@ TEST(DescribeCpus, TellsTheRetryAndTheFailedOneShotWrite) {
     state.final_state.online = state.before.online - CpuSet::range(8, 12);
     describe_cpus(state);
     const RequestResult& r = state.results[0];
-    for (unsigned cpu : {8u, 9u, 10u, 11u})
+    for (unsigned cpu : {8u, 9u, 10u, 11u}) {
         EXPECT_EQ(result_for(r, cpu), (CpuResult{cpu, CpuOutcome::Changed, 0, "offline"}));
+    }
     EXPECT_EQ(result_for(r, 12),
               (CpuResult{12, CpuOutcome::Changed, 0,
                          "offline on a per-CPU retry after the bulk write failed: EAGAIN (" +
                              errno_text(EAGAIN) + ")"}));
     EXPECT_EQ(result_for(r, 13), (CpuResult{13, CpuOutcome::Failed, EBUSY, errno_text(EBUSY)}));
     EXPECT_EQ(r.outcome, Outcome::Partial);
-    for (unsigned cpu : {14u, 15u})
+    for (unsigned cpu : {14u, 15u}) {
         EXPECT_EQ(result_for(state.results[1], cpu),
                   (CpuResult{cpu, CpuOutcome::Failed, EAGAIN,
                              "bulk write failed: " + errno_text(EAGAIN) + "; CPU not changed"}));
+    }
 }
 
 TEST(DescribeCpus, AWriteTheKernelAcceptedButDidNotCarryOutIsEio) {

@@ -10,9 +10,11 @@ namespace cpuhpd::test {
 namespace {
 
 CpuOutcome outcome_of(const RequestResult& r, unsigned cpu) {
-    for (const auto& c : r.cpus)
-        if (c.cpu == cpu)
+    for (const auto& c : r.cpus) {
+        if (c.cpu == cpu) {
             return c.outcome;
+        }
+    }
     ADD_FAILURE() << "no result for CPU " << cpu;
     return CpuOutcome::Unchanged;
 }
@@ -25,8 +27,9 @@ TEST(BatchRunner, PerCpuOfflineChangesExactlyTheRequestedCpus) {
     EXPECT_EQ(r.outcome, Outcome::Ok);
     EXPECT_EQ(r.strategy, StrategyKind::PerCpu);
     EXPECT_EQ(r.order, (std::vector<unsigned>{7, 6, 4}));
-    for (unsigned c : {4u, 6u, 7u})
+    for (unsigned c : {4u, 6u, 7u}) {
         EXPECT_EQ(outcome_of(r, c), CpuOutcome::Changed);
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 6, 7}));
     EXPECT_EQ(m.fs.read("devices/system/cpu/cpu6/online"), "0");
     EXPECT_EQ(out.report.changed, set({4, 6, 7}));
@@ -87,8 +90,9 @@ TEST_P(MidBatchFailure, BestEffortGoesOnAndReportsEachCpu) {
                  .results[0];
     EXPECT_EQ(r.outcome, Outcome::Partial);
     EXPECT_EQ(outcome_of(r, 5), CpuOutcome::Failed);
-    for (unsigned c : {4u, 6u, 7u})
+    for (unsigned c : {4u, 6u, 7u}) {
         EXPECT_EQ(outcome_of(r, c), CpuOutcome::Changed);
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 6, 7}));
     EXPECT_EQ(m.fs.read("kernel/rcu_expedited"), "0");
 }
@@ -188,10 +192,12 @@ TEST(BatchRunner, BulkFailureInAtomicModeRollsBackWhatTheKernelDid) {
     m.writer.fail_cpu(12, EBUSY);
     auto r = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(8, 15))}).results[0];
     EXPECT_EQ(r.outcome, Outcome::Failed);
-    for (unsigned c = 8; c <= 11; ++c)
+    for (unsigned c = 8; c <= 11; ++c) {
         EXPECT_EQ(outcome_of(r, c), CpuOutcome::RolledBack) << c;
-    for (unsigned c = 12; c <= 15; ++c)
+    }
+    for (unsigned c = 12; c <= 15; ++c) {
         EXPECT_EQ(outcome_of(r, c), CpuOutcome::Failed) << c;
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
 }
 
@@ -203,8 +209,9 @@ TEST(BatchRunner, BulkFailureInBestEffortModeFinishesCpuByCpu) {
     EXPECT_EQ(r.outcome, Outcome::Partial);
     EXPECT_EQ(outcome_of(r, 12), CpuOutcome::Failed);
     EXPECT_EQ(r.cpus[4].error, EBUSY);
-    for (unsigned c : {8u, 9u, 10u, 11u, 13u, 14u, 15u})
+    for (unsigned c : {8u, 9u, 10u, 11u, 13u, 14u, 15u}) {
         EXPECT_EQ(outcome_of(r, c), CpuOutcome::Changed) << c;
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 7) | set({12}));
 }
 

@@ -126,8 +126,9 @@ TEST(CpuSet, AgreesWithStdSet) {
             if (rng() % 4 == 0) {
                 const unsigned b = a + static_cast<unsigned>(rng() % 150);
                 c.add_range(a, b);
-                for (unsigned x = a; x <= b; ++x)
+                for (unsigned x = a; x <= b; ++x) {
                     s.insert(x);
+                }
             } else if (rng() % 3 == 0) {
                 c.remove(a);
                 s.erase(a);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "enums.h"
 #include "names.h"
 
 namespace cpuhpd::dbus {
@@ -29,7 +30,7 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     EXPECT_TRUE(mentions(xml, std::string("<interface name=\"") + kInterface + "\""));
     EXPECT_TRUE(mentions(xml, std::string("<node name=\"") + kObjectPath + "\""));
     for (const auto& [kind, name] : kRefusalNames) {
-        EXPECT_TRUE(mentions(xml, error_name(kind) + " ")) << name;
+        EXPECT_TRUE(mentions(xml, error_name(name) + " ")) << name;
     }
     for (const char* error : {kErrorInvalidArgs, kErrorAccessDenied}) {
         EXPECT_TRUE(mentions(xml, error)) << error;

@@ -60,9 +60,11 @@ struct FakeMachine {
 
 // The result of `cpu` in `r`; a test failure (and an empty result) when there is none.
 inline const CpuResult& result_for(const RequestResult& r, unsigned cpu) {
-    for (const auto& c : r.cpus)
-        if (c.cpu == cpu)
+    for (const auto& c : r.cpus) {
+        if (c.cpu == cpu) {
             return c;
+        }
+    }
     ADD_FAILURE() << "no result for CPU " << cpu;
     static const CpuResult none;
     return none;

@@ -97,12 +97,14 @@ TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     {
         Executor ex(*m.runner, s);
         std::vector<std::thread> callers;
-        for (unsigned c = 1; c <= 8; ++c)
+        for (unsigned c = 1; c <= 8; ++c) {
             callers.emplace_back([&, c] {
                 ex.submit(m.request(Action::Offline, set({c})), m.state(), results.slot());
             });
-        for (auto& t : callers)
+        }
+        for (auto& t : callers) {
             t.join();
+        }
         auto done = results.wait_for(8);
         std::set<std::uint64_t> batches;
         for (const auto& r : done) {
@@ -123,8 +125,9 @@ TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
     auto& [gate, runner, ex] = t.g;
     ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
     gate.entered_.get_future().wait();  // the first batch is writing now
-    for (unsigned c : {5u, 6u, 7u})
+    for (unsigned c : {5u, 6u, 7u}) {
         ex.submit(m.request(Action::Offline, set({c})), m.state(), results.slot());
+    }
     gate.release_.set_value();
     auto done = results.wait_for(4);
     EXPECT_EQ(done[0].cpus[0].cpu, 4u);
@@ -319,8 +322,9 @@ TEST(Executor, CancelStopsTheRunningBatchAfterTheCpuInFlight) {
     EXPECT_EQ(done[0].outcome, Outcome::Failed);
     ASSERT_EQ(done[0].cpus.size(), 4u);
     EXPECT_EQ(done[0].cpus[3].outcome, CpuOutcome::RolledBack);  // CPU 7, written, then undone
-    for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(done[0].cpus[i].outcome, CpuOutcome::Cancelled) << done[0].cpus[i].cpu;
+    }
     EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15));
     // The next batch is not cancelled.
     ex.submit(m.request(Action::Offline, set({4})), m.state(), t.results.slot());

@@ -20,8 +20,9 @@ public:
     StateDir() {
         std::string templ =
             (std::filesystem::temp_directory_path() / "cpuhpd-journal-test-XXXXXX").string();
-        if (!::mkdtemp(templ.data()))
+        if (!::mkdtemp(templ.data())) {
             throw std::runtime_error("mkdtemp");
+        }
         path_ = templ;
     }
     ~StateDir() {
@@ -49,8 +50,9 @@ inline std::string read_text(const std::filesystem::path& file) {
 inline void write_text(const std::filesystem::path& file, const std::string& text) {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out << text;
-    if (!out)
+    if (!out) {
         throw std::runtime_error("cannot write " + file.string());
+    }
 }
 
 // A journal line as journal_file.h specifies it, computed here independently of the

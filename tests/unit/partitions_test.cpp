@@ -14,8 +14,9 @@ namespace {
 
 std::vector<std::string> paths_of(const std::vector<Partition>& ps) {
     std::vector<std::string> out;
-    for (const auto& p : ps)
+    for (const auto& p : ps) {
         out.push_back(p.path);
+    }
     return out;
 }
 
@@ -65,10 +66,12 @@ TEST(PartitionBatch, OneWritePerPartitionBeforeTheCpusAndOneAfterTheyReturn) {
     ASSERT_FALSE(m.writer.log().empty());
     std::size_t first_cpu = 0;
     while (first_cpu < m.writer.log().size() &&
-           !m.writer.log()[first_cpu].file.ends_with("/online"))
+           !m.writer.log()[first_cpu].file.ends_with("/online")) {
         ++first_cpu;
-    for (std::size_t i = first_cpu; i < m.writer.log().size(); ++i)
+    }
+    for (std::size_t i = first_cpu; i < m.writer.log().size(); ++i) {
         EXPECT_FALSE(m.writer.log()[i].file.starts_with("fake-cgroup")) << i;
+    }
     ASSERT_EQ(out.results[0].partitions.size(), 1u);
     EXPECT_EQ(out.results[0].partitions[0].before, CpuSet::range(10, 15));
     EXPECT_EQ(out.results[0].partitions[0].after, CpuSet::range(10, 11));
@@ -80,6 +83,30 @@ TEST(PartitionBatch, OneWritePerPartitionBeforeTheCpusAndOneAfterTheyReturn) {
     ASSERT_EQ(out.results[0].partitions.size(), 1u);
     EXPECT_EQ(out.results[0].partitions[0].after, CpuSet::range(10, 15));
     EXPECT_FALSE(std::filesystem::exists(m.fs.root() / "partitions.ledger"));
+}
+
+TEST(PartitionBatch, ALedgerThatCannotBeSavedIsReportedWithItsErrno) {
+    FakeMachine m;
+    m.add_partition("rt", "root", "10-15");
+    // A directory where the ledger file goes: replacing it fails.
+    std::filesystem::create_directories(m.fs.root() / "partitions.ledger" / "in-the-way");
+    auto out = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(12, 15))});
+    ASSERT_FALSE(out.results[0].refusal);
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_NE(out.report.partitions[0].ledger_error, 0);
+    EXPECT_EQ(out.report.partitions[0].error, 0);  // the shrink itself went through
+    ASSERT_EQ(out.results[0].partitions.size(), 1u);
+    EXPECT_EQ(out.results[0].partitions[0].ledger_error, out.report.partitions[0].ledger_error);
+
+    out = m.runner->run(2, {m.request(Action::Online, CpuSet::range(12, 15))});
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_NE(out.report.partitions[0].ledger_error, 0);
+
+    // Saved: no error.
+    std::filesystem::remove_all(m.fs.root() / "partitions.ledger");
+    out = m.runner->run(3, {m.request(Action::Offline, CpuSet::range(12, 15))});
+    ASSERT_EQ(out.report.partitions.size(), 1u);
+    EXPECT_EQ(out.report.partitions[0].ledger_error, 0);
 }
 
 TEST(PartitionBatch, PartOfTheCpusBackGivesBackThatPart) {

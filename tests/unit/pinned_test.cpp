@@ -11,15 +11,17 @@ namespace {
 
 std::vector<unsigned> tids(const Pinned& p) {
     std::vector<unsigned> out;
-    for (const auto& t : p.tasks)
+    for (const auto& t : p.tasks) {
         out.push_back(t.tid);
+    }
     return out;
 }
 
 std::vector<unsigned> irqs(const Pinned& p) {
     std::vector<unsigned> out;
-    for (const auto& i : p.irqs)
+    for (const auto& i : p.irqs) {
         out.push_back(i.irq);
+    }
     return out;
 }
 
@@ -97,8 +99,9 @@ TEST(PinnedNarrow, KeepsWhatTheSmallerChangeStillStrands) {
 
 TEST(PinnedDescribe, NamesTheFirstFourThenCounts) {
     std::vector<PinnedTask> tasks;
-    for (unsigned i = 1; i <= 6; ++i)
+    for (unsigned i = 1; i <= 6; ++i) {
         tasks.push_back({i, "t" + std::to_string(i), CpuSet::single(9)});
+    }
     EXPECT_EQ(describe_pinned_tasks(tasks),
               "task 1 (t1) on CPU 9, task 2 (t2) on CPU 9, task 3 (t3) on CPU 9, task 4 (t4) on "
               "CPU 9 and 2 more");

@@ -18,8 +18,9 @@ TEST(Planner, OfflineOrderPutsSiblingsBeforePrimaries) {
 
 TEST(Planner, OnlineOrderPutsPrimariesFirst) {
     FakeMachine m;
-    for (unsigned c : {3u, 4u, 11u, 12u})
+    for (unsigned c : {3u, 4u, 11u, 12u}) {
         m.fs.set_online(c, false);
+    }
     const Plan plan =
         make_plan(Action::Online, set({3, 4, 11, 12}), StrategyKind::Auto, m.state(), m.settings);
     EXPECT_EQ(plan.order, (std::vector<unsigned>{3, 4, 11, 12}));

@@ -52,14 +52,16 @@ struct Recovery : ::testing::Test {
     void write_interrupted(const JournalRecord& record, const std::vector<unsigned>& written) {
         FileJournal journal(state.path(), {});
         journal.begin(record);
-        for (unsigned cpu : written)
+        for (unsigned cpu : written) {
             journal.cpu_written(cpu, 0);
+        }
     }
 
     // The machine as the daemon left it: `offline` down, inside the expedite window.
     void crash_mid_batch(const CpuSet& offline) {
-        for (unsigned cpu : offline.members())
+        for (unsigned cpu : offline.members()) {
             m.fs.set_online(cpu, false);
+        }
         m.fs.write(kRcu, "1");
     }
 
@@ -216,8 +218,9 @@ TEST_F(Recovery, FifoIsRejectedWithoutBlocking) {
     if (done.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
         // Give the blocked reader a writer and its end of file, so the test can end.
         const int fd = ::open(state.journal().c_str(), O_WRONLY | O_NONBLOCK);
-        if (fd >= 0)
+        if (fd >= 0) {
             ::close(fd);
+        }
         ADD_FAILURE() << "recovery blocked on a FIFO";
     }
     expect_rejected_untouched(done.get());
@@ -250,8 +253,9 @@ TEST_F(Recovery, CorruptJournalIsRejected) {
 }
 
 TEST_F(Recovery, ForeignOwnedJournalIsRejected) {
-    if (::geteuid() != 0)
+    if (::geteuid() != 0) {
         GTEST_SKIP() << "giving the journal to another owner needs root";
+    }
     write_interrupted(offline_record(), {7, 6});
     ASSERT_EQ(::chown(state.journal().c_str(), 65534, 65534), 0);
     crash_mid_batch(set({6, 7}));

@@ -104,7 +104,7 @@ TEST(SenderCheck, OnlyTheExpectedConnectionMaySend) {
 TEST(GuardedHandler, NothingEscapesAndOnlyTheExpectedSenderIsServed) {
     int calls = 0;
     auto handler = guarded_handler(
-        "test", [] { return std::string(); },
+        SignalKind::HolderNameOwnerChanged, "test", [] { return std::string(); },
         [&](sdbus::Message&) {
             ++calls;
             throw std::runtime_error("boom");

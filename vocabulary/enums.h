@@ -1,4 +1,5 @@
-// The engine's vocabulary: each enum beside the one table of its names. Printing, parsing
+// The engine's vocabulary, shared with the service and cpuctl (vocabulary/, free of D-Bus and
+// of the engine's code): each enum beside the one table of its names. Printing, parsing
 // and every list of allowed values (options, config, cpuctl, messages) come from the table,
 // so a new value is added in one place.
 #pragma once
