@@ -7,7 +7,8 @@
 # guest demo and the benchmark (scripts/bench.sh: matplotlib for its plots, util-linux chcpu
 # as a peer), the systemd guest (mmdebstrap: its Debian root) and the Cockpit page's browser
 # test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
-# headless chromium driven by chromium-driver through python3-selenium) need.
+# headless chromium driven by chromium-driver through python3-selenium) and the guest's
+# outside stressor (stress-ng --cpu-online, scenario bulk-stress) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
@@ -18,7 +19,7 @@ pkgs=(
   dbus systemd zsh python3-gi polkitd power-profiles-daemon tmux
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat mmdebstrap
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
-  python3-matplotlib python3-numpy util-linux
+  python3-matplotlib python3-numpy util-linux stress-ng
   cockpit-ws cockpit-bridge cockpit-system chromium chromium-driver python3-selenium
 )
 missing=()
