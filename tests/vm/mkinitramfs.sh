@@ -8,8 +8,9 @@
 # guest's system bus (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
 # project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
 # cpuctl, jq, stress-ng, every shared library they need (ldd + the dynamic loader), the
-# scenario scripts and /init (tests/vm/guest/init), uevent-count (tools/, gcc -static)
-# and the kernel's cpu-on-off-test.sh selftest (from /usr/src/linux-source-6.1.tar.xz).
+# scenario scripts and /init (tests/vm/guest/init), uevent-count and reader-wait
+# (tools/, gcc -static) and the kernel's cpu-on-off-test.sh selftest (from
+# /usr/src/linux-source-6.1.tar.xz).
 # Defaults: --cpuhpd build/daemon/cpuhpd --cpuctl build/client/cpuctl
 #           --output build/vm/initramfs.cpio.gz
 # --allow-missing: build without cpuhpd/cpuctl (harness development; the cpuctl
@@ -114,16 +115,20 @@ for pair in "cpuhpd:$cpuhpd:/usr/sbin/cpuhpd" "cpuctl:$cpuctl:/usr/bin/cpuctl"; 
     fi
 done
 
-# Guest tools for the bulk scenarios: the uevent counter (static C, tests/vm/tools/)
+# Guest tools for the bulk scenarios: the uevent counter and the reader timer (static C,
+# tests/vm/tools/)
 # and the kernel's own cpu-hotplug selftest from Debian's linux-source-6.1. Either
 # may be missing (no gcc / no linux-source): the scenarios that need it then SKIP.
-if command -v gcc >/dev/null &&
-    gcc -static -O2 -Wall -o "$root/usr/bin/uevent-count" "$here/tools/uevent-count.c" 2>"$root/tmp/gcc.err"; then
-    log "uevent-count: built from tools/uevent-count.c"
-else
-    log "WARNING: could not build tools/uevent-count.c statically ($(head -c 300 "$root/tmp/gcc.err" 2>/dev/null)); bulk-uevents will SKIP"
-    rm -f "$root/usr/bin/uevent-count"
-fi
+for tool in uevent-count:bulk-uevents reader-wait:bulk-reader; do
+    name=${tool%%:*}
+    if command -v gcc >/dev/null &&
+        gcc -static -O2 -Wall -o "$root/usr/bin/$name" "$here/tools/$name.c" 2>"$root/tmp/gcc.err"; then
+        log "$name: built from tools/$name.c"
+    else
+        log "WARNING: could not build tools/$name.c statically ($(head -c 300 "$root/tmp/gcc.err" 2>/dev/null)); ${tool#*:} will SKIP"
+        rm -f "$root/usr/bin/$name"
+    fi
+done
 rm -f "$root/tmp/gcc.err"
 selftest=tools/testing/selftests/cpu-hotplug/cpu-on-off-test.sh
 linux_src_tar="${CPUHPD_LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}"
