@@ -60,9 +60,16 @@ worker() { # NAME: loops until the deadline, counts ok/refused per worker
             m=$(rnd_cpu); v=$(( RANDOM % 2 ))
             (echo $v >$SYS/cpu$m/online) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
         stressng)
-            # stress-ng's exit status only says whether its own writes met refusals
-            stress-ng --pathological --cpu-online 2 --timeout $(( END - $(date +%s) ))s >/tmp/stress-ng.log 2>&1
-            echo "stressng: stress-ng --cpu-online 2 exited $?" >/tmp/stress.stressng
+            # stress-ng's cpu-online stressor stops at the first refused write (e.g. EPERM
+            # for a sibling while smt/control is off): start it again until the deadline.
+            # Its exit status only says whether its own writes met refusals.
+            local log=/tmp/stress-ng.log
+            while [ $(date +%s) -lt $END ]; do
+                stress-ng --pathological --cpu-online 2 --timeout $(( END - $(date +%s) ))s >$log 2>&1 &&
+                    ok=$((ok + 1)) || err=$((err + 1))
+                log=/tmp/stress-ng.again.log
+            done
+            echo "stressng: stress-ng --cpu-online 2 ran $((ok + err)) times ($ok without a refused write)" >/tmp/stress.stressng
             return 0 ;;
         attach)
             (echo $MOVED >$CG/stress-a/cgroup.procs) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1))
