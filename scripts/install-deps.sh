@@ -8,7 +8,8 @@
 # as a peer), the systemd guest (mmdebstrap: its Debian root) and the Cockpit page's browser
 # test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
 # headless chromium driven by chromium-driver through python3-selenium; prometheus: its
-# promtool checks the metrics file in the integration tests) need.
+# promtool checks the metrics file in the integration tests; stress-ng: the guest's outside
+# stressor, stress-ng --cpu-online in the lockdep-stress scenario) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
@@ -19,7 +20,7 @@ pkgs=(
   dbus systemd zsh python3-gi polkitd power-profiles-daemon tmux
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat mmdebstrap
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
-  python3-matplotlib python3-numpy util-linux
+  python3-matplotlib python3-numpy util-linux stress-ng
   cockpit-ws cockpit-bridge cockpit-system chromium chromium-driver python3-selenium
   prometheus
 )

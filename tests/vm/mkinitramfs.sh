@@ -7,9 +7,10 @@
 # Contents: busybox-static (+ applet symlinks), util-linux chcpu, dbus-daemon as the
 # guest's system bus (own system.conf, root, unix:path=/run/dbus/system_bus_socket), dbus-send, the
 # project's bus policy dbus/org.cpuhpd1.conf (or a permissive fallback), cpuhpd,
-# cpuctl, jq, every shared library they need (ldd + the dynamic loader), the
-# scenario scripts and /init (tests/vm/guest/init), uevent-count (tools/, gcc -static)
-# and the kernel's cpu-on-off-test.sh selftest (from /usr/src/linux-source-6.1.tar.xz).
+# cpuctl, jq, stress-ng, every shared library they need (ldd + the dynamic loader), the
+# scenario scripts and /init (tests/vm/guest/init), uevent-count and reader-wait
+# (tools/, gcc -static) and the kernel's cpu-on-off-test.sh selftest (from
+# /usr/src/linux-source-6.1.tar.xz).
 # Defaults: --cpuhpd build/daemon/cpuhpd --cpuctl build/client/cpuctl
 #           --output build/vm/initramfs.cpio.gz
 # --allow-missing: build without cpuhpd/cpuctl (harness development; the cpuctl
@@ -86,6 +87,16 @@ copy_bin "$(command -v jq)" /usr/bin/jq
 chcpu_bin="$(command -v chcpu || true)"
 if [ -n "$chcpu_bin" ]; then copy_bin "$chcpu_bin" /usr/sbin/chcpu
 else log "WARNING: chcpu (util-linux) not found; the benchmark's chcpu method will be left out"; fi
+# util-linux chrt (busybox's has no SCHED_DEADLINE), for bulk-deadline; its own name so
+# that busybox's applet stays where it is.
+chrt_bin="$(command -v chrt || true)"
+if [ -n "$chrt_bin" ] && "$chrt_bin" --help 2>&1 | grep -q -- --deadline; then
+    copy_bin "$chrt_bin" /usr/bin/chrt-util-linux
+else log "WARNING: util-linux chrt with --deadline not found; bulk-deadline will SKIP"; fi
+# stress-ng, the outside stressor of bulk-stress (its --cpu-online workers write cpuN/online).
+stress_bin="$(command -v stress-ng || true)"
+if [ -n "$stress_bin" ]; then copy_bin "$stress_bin" /usr/bin/stress-ng
+else log "WARNING: stress-ng not found; bulk-stress will SKIP"; fi
 # Debian's /lib64 and /lib may be symlinks into /usr; make sure the loader sits at
 # the path the binaries ask for.
 [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
@@ -104,16 +115,20 @@ for pair in "cpuhpd:$cpuhpd:/usr/sbin/cpuhpd" "cpuctl:$cpuctl:/usr/bin/cpuctl"; 
     fi
 done
 
-# Guest tools for the bulk scenarios: the uevent counter (static C, tests/vm/tools/)
+# Guest tools for the bulk scenarios: the uevent counter and the reader timer (static C,
+# tests/vm/tools/)
 # and the kernel's own cpu-hotplug selftest from Debian's linux-source-6.1. Either
 # may be missing (no gcc / no linux-source): the scenarios that need it then SKIP.
-if command -v gcc >/dev/null &&
-    gcc -static -O2 -Wall -o "$root/usr/bin/uevent-count" "$here/tools/uevent-count.c" 2>"$root/tmp/gcc.err"; then
-    log "uevent-count: built from tools/uevent-count.c"
-else
-    log "WARNING: could not build tools/uevent-count.c statically ($(head -c 300 "$root/tmp/gcc.err" 2>/dev/null)); bulk-uevents will SKIP"
-    rm -f "$root/usr/bin/uevent-count"
-fi
+for tool in uevent-count:bulk-uevents reader-wait:bulk-reader; do
+    name=${tool%%:*}
+    if command -v gcc >/dev/null &&
+        gcc -static -O2 -Wall -o "$root/usr/bin/$name" "$here/tools/$name.c" 2>"$root/tmp/gcc.err"; then
+        log "$name: built from tools/$name.c"
+    else
+        log "WARNING: could not build tools/$name.c statically ($(head -c 300 "$root/tmp/gcc.err" 2>/dev/null)); ${tool#*:} will SKIP"
+        rm -f "$root/usr/bin/$name"
+    fi
+done
 rm -f "$root/tmp/gcc.err"
 selftest=tools/testing/selftests/cpu-hotplug/cpu-on-off-test.sh
 linux_src_tar="${CPUHPD_LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}"

@@ -61,6 +61,7 @@ inter() { awk -v a="$1" -v b="$2" "$AWKLIB"'BEGIN { addlist(b); for (c in set) k
 count() { set -- $*; echo $#; }
 first() { echo "$1"; }
 last() { [ $# -gt 0 ] && eval echo "\${$#}"; }
+last_n() { local n=$1; shift; [ $# -gt $n ] && shift $(( $# - n )); echo "$@"; }
 nth() { local n=$1 c; shift; for c in $*; do [ $n -eq 0 ] && { echo $c; return; }; n=$((n - 1)); done; }
 contains() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 # kernel cpumap (hex, 32-bit words, most significant first) of a set, with 0x

@@ -1,9 +1,11 @@
 #!/bin/sh
 # lockdep-stress: for STRESS_SECS (default 75) s, concurrently: batches through cpuctl
 # (bulk strategy where offered), direct batch writes to cpu/offline and cpu/online,
-# per-CPU `echo 0|1 > cpuN/online` writes and smt/control off/on toggles - background
-# loops with a common deadline; refusals from the conflicts (EBUSY, EINVAL, EPERM,
-# cpuctl exit 1/64) are expected and only counted. Then: dmesg holds no WARNING:,
+# per-CPU `echo 0|1 > cpuN/online` writes, smt/control off/on toggles, an outside
+# stressor (stress-ng --cpu-online 2, its own per-CPU hotplug workers) and a task moved
+# between two cgroup v2 cpusets (the last package, the rest) as fast as a shell can -
+# background loops with a common deadline; refusals from the conflicts (EBUSY, EINVAL,
+# EPERM, cpuctl exit 1/64) are expected and only counted. Then: dmesg holds no WARNING:,
 # BUG:, lockdep report (circular locking, inconsistent lock state, recursive locking,
 # suspicious RCU usage, "turning off the locking correctness validator"), no
 # "sleeping function called from invalid context" and no Call Trace; lockdep is still
@@ -57,6 +59,21 @@ worker() { # NAME: loops until the deadline, counts ok/refused per worker
         percpu)
             m=$(rnd_cpu); v=$(( RANDOM % 2 ))
             (echo $v >$SYS/cpu$m/online) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
+        stressng)
+            # stress-ng's cpu-online stressor stops at the first refused write (e.g. EPERM
+            # for a sibling while smt/control is off): start it again until the deadline.
+            # Its exit status only says whether its own writes met refusals.
+            local log=/tmp/stress-ng.log
+            while [ $(date +%s) -lt $END ]; do
+                stress-ng --pathological --cpu-online 2 --timeout $(( END - $(date +%s) ))s >$log 2>&1
+                grep -q 'dispatching hogs' $log && ok=$((ok + 1)) || { err=$((err + 1)); usleep 200000; }
+                log=/tmp/stress-ng.again.log
+            done
+            echo "stressng: stress-ng --cpu-online 2 started $((ok + err)) times, its workers ran $ok times" >/tmp/stress.stressng
+            return 0 ;;
+        attach)
+            (echo $MOVED >$CG/stress-a/cgroup.procs) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1))
+            (echo $MOVED >$CG/stress-b/cgroup.procs) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
         smt)
             if [ -w $SYS/smt/control ] && [ -n "$S" ]; then
                 (echo off >$SYS/smt/control) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1))
@@ -73,10 +90,43 @@ worker() { # NAME: loops until the deadline, counts ok/refused per worker
 pids=""
 workers="direct percpu smt"
 have_binaries && daemon_alive && workers="cpuctl $workers"
-for w in $workers; do worker $w & pids="$pids $!"; done
+# stress-ng first: it checks once, at its start, that it can write cpu1/online, and
+# skips its stressor if another worker's hotplug made that write fail
+if command -v stress-ng >/dev/null; then workers="stressng $workers"
+else note "no stress-ng in the initramfs: the outside stressor is left out"; fi
+# the cpuset mover: a task moved between cpusets on the last package and on the rest
+CG=/sys/fs/cgroup MOVED=""
+[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
+if grep -qw cpuset $CG/cgroup.controllers 2>/dev/null && echo +cpuset >$CG/cgroup.subtree_control &&
+   mkdir -p $CG/stress-a $CG/stress-b && echo "$P1" >$CG/stress-a/cpuset.cpus &&
+   echo "$(compress $(minus "$PRESENT" "$(expand "$P1")"))" >$CG/stress-b/cpuset.cpus; then
+    sh -c 'while :; do usleep 1000; done' &
+    MOVED=$!
+    workers="$workers attach"
+else
+    note "no cgroup v2 cpuset controller: the cpuset mover is left out"
+fi
+for w in $workers; do
+    worker $w & pids="$pids $!"
+    # let stress-ng pass its start-up check before the others race it
+    [ $w = stressng ] || continue
+    i=0
+    until grep -q 'dispatching hogs\|skipped' /tmp/stress-ng.log 2>/dev/null || [ $i -ge 100 ]; do
+        usleep 100000; i=$((i + 1))
+    done
+done
 note "workers: $workers (pids$pids)"
 for p in $pids; do wait $p; done
 for w in $workers; do note "$(cat /tmp/stress.$w 2>/dev/null || echo "$w: no report")"; done
+if contains "$workers" stressng; then
+    sed 's/^/  | /' /tmp/stress-ng.log | tail -n 4
+    grep -q 'skipped\|No stress workers' /tmp/stress-ng.log && fail "stress-ng did not run its cpu-online stressor"
+fi
+if [ -n "$MOVED" ]; then
+    kill -0 $MOVED 2>/dev/null || fail "the task moved between cpusets ($MOVED) died"
+    kill $MOVED; wait $MOVED 2>/dev/null
+    rmdir $CG/stress-a $CG/stress-b 2>/dev/null
+fi
 note "online after the stress: $(rd $SYS/online), smt/control $(smt_control)"
 
 # every CPU back online: smt on, one batch, then per CPU what is left

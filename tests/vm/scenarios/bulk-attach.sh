@@ -1,0 +1,62 @@
+#!/bin/sh
+# bulk-attach: moving a task into a cpuset whose CPUs a batch is taking down must not
+# trip cpuset_attach_task()'s WARN_ON_ONCE(set_cpus_allowed_ptr()). Two cgroup v2
+# cpusets: A on the last package's CPUs, B on the rest. A task is moved A -> B -> A ...
+# as fast as the shell can write cgroup.procs while batches take the package down and
+# bring it back (ATTACH_ROUNDS, default 12). Then the kernel log must hold no WARNING,
+# the task must be alive with an affinity inside the CPUs online, and every CPU online.
+# Series v3 without the cpuset change: during an offline batch the package's CPUs are
+# online but inactive and A's effective CPUs still name them (the batch does one cpuset
+# update at its end), so guarantee_online_cpus() gave set_cpus_allowed_ptr() a mask with
+# no active CPU and it failed with EINVAL.
+. /cpuhpd-tests/lib.sh
+need_bulk_kernel
+assert_all_online "start"
+CG=/sys/fs/cgroup
+[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
+grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "no cpuset controller in cgroup v2"
+[ $(count $(packages)) -ge 2 ] || skip "needs 2 packages"
+ROUNDS=${ATTACH_ROUNDS:-12}
+PK=$(last $(packages))
+B=$(cpus_of_pkg $PK)
+BL=$(compress $B)
+REST=$(compress $(minus "$PRESENT" "$B"))
+PAT='WARNING:|BUG:|Call Trace|suspicious RCU usage|possible circular locking'
+pre=$(dmesg | grep -cE "$PAT")
+note "cpuset A {$BL} (package $PK), B {$REST}; $ROUNDS offline/online batches of {$BL}"
+
+echo +cpuset >$CG/cgroup.subtree_control 2>/dev/null
+mkdir -p $CG/attach-a $CG/attach-b
+echo "$BL" >$CG/attach-a/cpuset.cpus || fail "cannot set attach-a/cpuset.cpus to $BL"
+echo "$REST" >$CG/attach-b/cpuset.cpus || fail "cannot set attach-b/cpuset.cpus to $REST"
+
+sh -c 'while :; do usleep 1000; done' &
+T=$!
+MOVER=""
+cleanup() {
+    [ -n "$MOVER" ] && kill $MOVER 2>/dev/null; wait $MOVER 2>/dev/null; MOVER=""
+    kill $T 2>/dev/null; wait $T 2>/dev/null
+    rmdir $CG/attach-a $CG/attach-b 2>/dev/null
+}
+# the mover: A, B, A, ... until killed; a refused move (EBUSY/ENOSPC) is only counted
+sh -c "n=0; while :; do echo $T >$CG/attach-a/cgroup.procs 2>/dev/null; echo $T >$CG/attach-b/cgroup.procs 2>/dev/null; n=\$((n + 1)); echo \$n >/tmp/attach-moves; done" &
+MOVER=$!
+usleep 200000
+r=1
+while [ $r -le $ROUNDS ]; do
+    kwrite $SYS/offline "$BL"; [ "$KW" = ok ] || { cleanup; fail "round $r: write $BL > offline: $KW"; }
+    kwrite $SYS/online "$BL"; [ "$KW" = ok ] || { cleanup; fail "round $r: write $BL > online: $KW"; }
+    r=$((r + 1))
+done
+moves=$(cat /tmp/attach-moves 2>/dev/null)
+kill -0 $T 2>/dev/null || { cleanup; fail "the moved task $T died"; }
+a=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$T/status)
+cleanup
+post=$(dmesg | grep -cE "$PAT")
+if [ "$post" != "$pre" ]; then
+    dmesg | grep -E -A12 "$PAT" | head -n 30 | sed 's/^/  dmesg: /'
+    fail "the kernel log has $((post - pre)) new splat lines after $ROUNDS batches racing $moves cpuset moves"
+fi
+echo "  ok: $ROUNDS batches of {$BL} each way raced ${moves:-?} cpuset moves A<->B: no WARNING; the task's last affinity {$a}"
+assert_all_online "end"
+exit 0
