@@ -93,10 +93,10 @@ chrt_bin="$(command -v chrt || true)"
 if [ -n "$chrt_bin" ] && "$chrt_bin" --help 2>&1 | grep -q -- --deadline; then
     copy_bin "$chrt_bin" /usr/bin/chrt-util-linux
 else log "WARNING: util-linux chrt with --deadline not found; bulk-deadline will SKIP"; fi
-# stress-ng, the outside stressor of bulk-stress (its --cpu-online workers write cpuN/online).
+# stress-ng, the outside stressor of lockdep-stress (its --cpu-online workers write cpuN/online).
 stress_bin="$(command -v stress-ng || true)"
 if [ -n "$stress_bin" ]; then copy_bin "$stress_bin" /usr/bin/stress-ng
-else log "WARNING: stress-ng not found; bulk-stress will SKIP"; fi
+else log "WARNING: stress-ng not found; lockdep-stress will run without it"; fi
 # Debian's /lib64 and /lib may be symlinks into /usr; make sure the loader sits at
 # the path the binaries ask for.
 [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
