@@ -161,7 +161,8 @@ restore_all_online() {
     for c in $PRESENT; do
         cpu_is_online $c || echo 1 >$SYS/cpu$c/online 2>/dev/null
     done
-    [ "$(smt_control)" = off ] && echo on >$SYS/smt/control 2>/dev/null
+    # "off", or a thread count left by a failed write (6.12)
+    case "$(smt_control)" in off|[0-9]*) echo on >$SYS/smt/control 2>/dev/null ;; esac
     for c in $PRESENT; do
         cpu_is_online $c || echo 1 >$SYS/cpu$c/online 2>/dev/null
     done
