@@ -66,8 +66,13 @@ assert_eq "$KW" EAGAIN "write off > smt/control with cpu$V failing"
 echo "  ok: failed smt off: smt/control = '$(smt_control)', not off"
 assert_offline_exactly "$BEFORE" "failed smt off keeps what is done"
 dmesg | grep 'smt/control' | tail -n 1 | sed 's/^/  dmesg: /'
-# "on" brings the siblings back (on 6.12 a second "off" would do nothing: the failed
-# write already set cpu_smt_num_threads to 1, as on the stock kernel).
+# Back as on the stock kernel: on 6.12 the failed write already set cpu_smt_num_threads
+# to 1 (a second "off" does nothing, the siblings are not bootable one by one) and "on"
+# brings them back; on 6.1 smt/control is still "on", so "on" does nothing and each
+# sibling comes back through its own online file.
 kwrite $SYS/smt/control on; assert_eq "$KW" ok "write on > smt/control after the failure"
+for c in $BEFORE; do
+    cpu_is_online $c || { kwrite $SYS/cpu$c/online 1; assert_eq "$KW" ok "write 1 > cpu$c/online"; }
+done
 assert_all_online "end"
 exit 0
