@@ -72,22 +72,8 @@ kwrite $SYS/online "$BL"; [ "$KW" = ok ] || { cleanup; fail "write $BL > online:
 try=1
 while :; do
     MSGS=$(affine_msgs $K)
-    before=$(dmesg | grep -c "cpu_down_mask: interrupted before CPU")
-    read -r start <$SYS/online
-    sh -c "echo $BL >$SYS/offline" 2>/dev/null &
-    pid=$!
-    i=0
-    while [ $i -lt 500000 ]; do
-        read -r now <$SYS/online
-        [ "$now" != "$start" ] && break
-        i=$((i + 1))
-    done
-    kill -KILL $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    if [ "$(dmesg | grep -c "cpu_down_mask: interrupted before CPU")" -gt "$before" ] && cpu_is_online $K; then
-        dmesg | grep "cpu_down_mask: interrupted" | tail -n1 | sed 's/^/  | /'
-        break
-    fi
+    write_killed_after_first_change $SYS/offline "$BL" cpu_down_mask
+    [ $STOPPED = 1 ] && cpu_is_online $K && break
     note "the batch reached cpu$K before the signal; trying again"
     kwrite $SYS/online "$BL"
     # a batch that reached K may have broken the affinity legitimately: pin again

@@ -25,10 +25,7 @@ PAT='WARNING:|BUG:|Call Trace|suspicious RCU usage|possible circular locking'
 pre=$(dmesg | grep -cE "$PAT")
 note "cpuset A {$BL} (package $PK), B {$REST}; $ROUNDS offline/online batches of {$BL}"
 
-echo +cpuset >$CG/cgroup.subtree_control 2>/dev/null
-mkdir -p $CG/attach-a $CG/attach-b
-echo "$BL" >$CG/attach-a/cpuset.cpus || fail "cannot set attach-a/cpuset.cpus to $BL"
-echo "$REST" >$CG/attach-b/cpuset.cpus || fail "cannot set attach-b/cpuset.cpus to $REST"
+cpuset_pair attach-a "$BL" attach-b "$REST" || fail "cannot make cpusets attach-a {$BL} and attach-b {$REST}"
 
 sh -c 'while :; do usleep 1000; done' &
 T=$!

@@ -51,22 +51,8 @@ back_online "after the failed online batch"
 try=1
 while :; do
     kwrite $SYS/offline "$HL"; assert_eq "$KW" ok "write $HL > offline"
-    before=$(dmesg | grep -c "cpu_up_mask: interrupted before CPU")
-    read -r start <$SYS/online
-    sh -c "echo $HL >$SYS/online" 2>/dev/null &
-    pid=$!
-    i=0
-    while [ $i -lt 500000 ]; do
-        read -r now <$SYS/online
-        [ "$now" != "$start" ] && break
-        i=$((i + 1))
-    done
-    kill -KILL $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    if [ "$(dmesg | grep -c "cpu_up_mask: interrupted before CPU")" -gt "$before" ]; then
-        dmesg | grep "cpu_up_mask: interrupted" | tail -n1 | sed 's/^/  | /'
-        break
-    fi
+    write_killed_after_first_change $SYS/online "$HL" cpu_up_mask
+    [ $STOPPED = 1 ] && break
     note "the online batch ended before the signal; trying again"
     back_online "after an online batch that was not interrupted"
     try=$((try + 1))

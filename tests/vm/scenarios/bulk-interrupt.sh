@@ -24,27 +24,8 @@ consistent() {
     echo "  ok: $1: online={$(compress $mask)}, the per-CPU files and cpuset.cpus.effective agree"
 }
 
-# interrupt ACTION: one killed batch; sets STOPPED=1 if the kernel stopped it early.
-# The first CPU is seen go by reading cpu/online in a tight, bounded loop (shell
-# builtins only: a batch of 15 CPUs can take well under a second, and a poll that runs
-# awk or sleeps between reads saw it finish before the signal came).
-interrupt() {
-    local act=$1 pid i=0 before start now
-    before=$(dmesg | grep -c "cpu_${2}_mask: interrupted before CPU")
-    read -r start <$SYS/online
-    sh -c "echo $HL >$SYS/$act" 2>/dev/null &
-    pid=$!
-    while [ $i -lt 500000 ]; do
-        read -r now <$SYS/online
-        [ "$now" != "$start" ] && break
-        i=$((i + 1))
-    done
-    kill -KILL $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    STOPPED=0
-    [ "$(dmesg | grep -c "cpu_${2}_mask: interrupted before CPU")" -gt "$before" ] && STOPPED=1
-    dmesg | grep "cpu_${2}_mask: interrupted" | tail -n1 | sed 's/^/  | /'
-}
+# interrupt ACTION FUNC: one killed batch (lib.sh); STOPPED=1 if the kernel stopped it early.
+interrupt() { write_killed_after_first_change $SYS/$1 "$HL" cpu_${2}_mask; }
 
 for dir in "offline down" "online up"; do
     set -- $dir

@@ -161,7 +161,8 @@ restore_all_online() {
     for c in $PRESENT; do
         cpu_is_online $c || echo 1 >$SYS/cpu$c/online 2>/dev/null
     done
-    [ "$(smt_control)" = off ] && echo on >$SYS/smt/control 2>/dev/null
+    # "off", or a thread count left by a failed write (6.12)
+    case "$(smt_control)" in off|[0-9]*) echo on >$SYS/smt/control 2>/dev/null ;; esac
     for c in $PRESENT; do
         cpu_is_online $c || echo 1 >$SYS/cpu$c/online 2>/dev/null
     done
@@ -359,6 +360,40 @@ kwrite() {
         esac
     fi
     echo "  -> $KW"
+}
+# write_killed_after_first_change FILE LIST FUNC: write LIST to FILE (cpu/offline or
+# cpu/online) from a child shell and SIGKILL it as soon as cpu/online changes (the
+# batch's first CPU is done), seen by a tight read with shell builtins only (awk or sleeps
+# between reads saw batches finish before the signal came). STOPPED=1 when the kernel
+# logged "FUNC: interrupted before CPU" for it (the batch stopped early), else 0.
+write_killed_after_first_change() {
+    local pid i=0 before start now
+    before=$(dmesg | grep -c "$3: interrupted before CPU")
+    read -r start <$SYS/online
+    sh -c "echo $2 >$1" 2>/dev/null &
+    pid=$!
+    while [ $i -lt 500000 ]; do
+        read -r now <$SYS/online
+        [ "$now" != "$start" ] && break
+        i=$((i + 1))
+    done
+    kill -KILL $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    STOPPED=0
+    if [ "$(dmesg | grep -c "$3: interrupted before CPU")" -gt "$before" ]; then
+        STOPPED=1
+        dmesg | grep "$3: interrupted" | tail -n1 | sed 's/^/  | /'
+    fi
+}
+# cpuset_pair A CPUS_A B CPUS_B: two cgroup v2 cpusets under the root, $CG/A on CPUS_A and
+# $CG/B on CPUS_B (cpuset enabled in the root's subtree); non-zero when any step is
+# refused (no cpuset controller).
+cpuset_pair() {
+    local cg=/sys/fs/cgroup
+    [ -e $cg/cgroup.controllers ] || mount -t cgroup2 cgroup2 $cg 2>/dev/null
+    grep -qw cpuset $cg/cgroup.controllers 2>/dev/null || return 1
+    grep -qw cpuset $cg/cgroup.subtree_control || echo +cpuset >$cg/cgroup.subtree_control || return 1
+    mkdir -p $cg/$1 $cg/$3 && echo "$2" >$cg/$1/cpuset.cpus && echo "$4" >$cg/$3/cpuset.cpus
 }
 # hotplug_state_num NAME: the number of hotplug state NAME (e.g. sched:active) in
 # cpu/hotplug/states, for cpuN/hotplug/fail; empty if the kernel has no such state.

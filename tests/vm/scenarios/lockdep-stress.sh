@@ -96,10 +96,7 @@ if command -v stress-ng >/dev/null; then workers="stressng $workers"
 else note "no stress-ng in the initramfs: the outside stressor is left out"; fi
 # the cpuset mover: a task moved between cpusets on the last package and on the rest
 CG=/sys/fs/cgroup MOVED=""
-[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
-if grep -qw cpuset $CG/cgroup.controllers 2>/dev/null && echo +cpuset >$CG/cgroup.subtree_control &&
-   mkdir -p $CG/stress-a $CG/stress-b && echo "$P1" >$CG/stress-a/cpuset.cpus &&
-   echo "$(compress $(minus "$PRESENT" "$(expand "$P1")"))" >$CG/stress-b/cpuset.cpus; then
+if cpuset_pair stress-a "$P1" stress-b "$(compress $(minus "$PRESENT" "$(expand "$P1")"))"; then
     sh -c 'while :; do usleep 1000; done' &
     MOVED=$!
     workers="$workers attach"
