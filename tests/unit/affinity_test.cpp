@@ -345,6 +345,7 @@ TEST_P(ThroughRunner, OnlineOfPartOfTheCpusRestoresOnlyTheirEntries) {
 
 TEST_P(ThroughRunner, PidReusedBetweenOfflineAndOnlineIsLeftAlone) {
     runner->run(1, {m.request(Action::Offline, set({5}), Mode::Atomic, GetParam())});
+    kernel.tasks = {{70, 70}};  // process 50 ends; a new one gets its pid
     m.proc.remove_task(50);
     m.proc.add_task(50, 50, "newcomer", "0-15", false, 5000);
     const auto out =
