@@ -243,6 +243,17 @@ std::vector<PartitionChange> partitions(const Dict& summary) {
     return out;
 }
 
+// The summary's "affinity" (a(susssis)); absent, none.
+std::vector<AffinityEntry> affinity(const Dict& summary) {
+    using Entries = std::vector<sdbus::Struct<std::string, uint32_t, std::string, std::string,
+                                              std::string, int32_t, std::string>>;
+    std::vector<AffinityEntry> out;
+    for (const auto& entry : field<Entries>(summary, cpuhpd::dbus::kSummaryAffinity)) {
+        out.push_back(to_model<AffinityEntry>(entry));
+    }
+    return out;
+}
+
 std::vector<CpuResult> cpu_results(const Results& results) {
     std::vector<CpuResult> cpus;
     for (const auto& entry : results) {
@@ -267,6 +278,7 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
     r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
     r.partitions = partitions(summary);
+    r.affinity = affinity(summary);
     return r;
 }
 
@@ -534,6 +546,7 @@ ProfileReply DaemonClient::profile(const std::string& name, const BatchOptions& 
         r.pinned_tasks = pinned<PinnedTask>(summary, kSummaryPinnedTasks);
         r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
         r.partitions = partitions(summary);
+        r.affinity = affinity(summary);
         return r;
     } catch (const sdbus::Error& e) {
         rethrow(e);

@@ -44,6 +44,18 @@ struct PartitionChange {
     std::string after;
 };
 
+// One entry of the summary's "affinity" (a(susssis)): the affinity the kernel took from a
+// pinned task or IRQ, given back or not when its CPUs came back.
+struct AffinityEntry {
+    std::string kind;  // task, irq
+    std::uint32_t id = 0;
+    std::string name;
+    std::string cpus;    // the affinity recorded before the CPUs went offline
+    std::string status;  // restored, intact, gone, changed, failed, dropped, not-recorded
+    std::int32_t error = 0;
+    std::string message;
+};
+
 // Results and summary of one Offline, Online or SetSmt call.
 struct BatchReply {
     std::string action;  // offline, online
@@ -60,6 +72,7 @@ struct BatchReply {
     std::vector<PinnedTask> pinned_tasks;
     std::vector<PinnedIrq> pinned_irqs;
     std::vector<PartitionChange> partitions;
+    std::vector<AffinityEntry> affinity;
 };
 
 // What `cpuctl cancel` learned: the batch Cancel named and, when it waited for the batch's
@@ -136,6 +149,7 @@ struct ProfileReply {
     std::vector<PinnedTask> pinned_tasks;
     std::vector<PinnedIrq> pinned_irqs;
     std::vector<PartitionChange> partitions;
+    std::vector<AffinityEntry> affinity;
 };
 
 // A D-Bus error (from the daemon, the bus or the connection), or a usage error.

@@ -74,6 +74,7 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
         std::cout << profile_summary_line(reply) << '\n';
         render_pinned(std::cout, reply.pinned_tasks, reply.pinned_irqs);
         render_partitions(std::cout, reply.partitions);
+        render_affinity(std::cout, reply.affinity);
         std::cout.flush();
     }
     return exit_code_for_outcome(reply.outcome);

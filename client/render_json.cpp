@@ -45,6 +45,20 @@ Json partitions_json(const std::vector<PartitionChange>& changes) {
     return arr;
 }
 
+Json affinity_json(const std::vector<AffinityEntry>& entries) {
+    Json arr = Json::array();
+    for (const auto& e : entries) {
+        arr.push_back({{"kind", e.kind},
+                       {"id", e.id},
+                       {"name", e.name},
+                       {"cpus", e.cpus},
+                       {"status", e.status},
+                       {"errno", e.error},
+                       {"message", e.message}});
+    }
+    return arr;
+}
+
 }  // namespace
 
 std::string batch_json(const BatchReply& r) {
@@ -61,7 +75,8 @@ std::string batch_json(const BatchReply& r) {
               {"cpus", std::move(cpus)},
               {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
               {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)},
-              {"partitions", partitions_json(r.partitions)}};
+              {"partitions", partitions_json(r.partitions)},
+              {"affinity", affinity_json(r.affinity)}};
     return dump(j);
 }
 
@@ -147,7 +162,8 @@ std::string profile_json(const ProfileReply& r) {
                      {"cpus", cpus_json(r.cpus)},
                      {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
                      {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)},
-                     {"partitions", partitions_json(r.partitions)}});
+                     {"partitions", partitions_json(r.partitions)},
+                     {"affinity", affinity_json(r.affinity)}});
 }
 
 std::string error_json(const ErrorInfo& e) {

@@ -163,6 +163,25 @@ void render_batch_table(std::ostream& out, const BatchReply& reply) {
     out << batch_summary_line(reply) << '\n';
     render_pinned(out, reply.pinned_tasks, reply.pinned_irqs);
     render_partitions(out, reply.partitions);
+    render_affinity(out, reply.affinity);
+}
+
+void render_affinity(std::ostream& out, const std::vector<AffinityEntry>& entries) {
+    for (std::size_t i = 0; i < entries.size() && i < kMaxPinnedShown; ++i) {
+        const auto& e = entries[i];
+        out << "affinity: " << escaped_name(e.kind) << ' ' << e.id;
+        if (!e.name.empty()) {
+            out << " (" << escaped_name(e.name) << ")";
+        }
+        out << " CPU " << one_line(e.cpus) << ": " << escaped_name(e.status);
+        if (!e.message.empty()) {
+            out << ": " << escaped_name(e.message);
+        }
+        out << '\n';
+    }
+    if (entries.size() > kMaxPinnedShown) {
+        out << "affinity: ... and " << entries.size() - kMaxPinnedShown << " more\n";
+    }
 }
 
 void render_partitions(std::ostream& out, const std::vector<PartitionChange>& changes) {

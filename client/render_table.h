@@ -24,6 +24,8 @@ void render_pinned(std::ostream& out, const std::vector<PinnedTask>& tasks,
                    const std::vector<PinnedIrq>& irqs);
 // "partition /rt: CPU 8-15 -> 8-11", one line per cgroup cpuset partition changed.
 void render_partitions(std::ostream& out, const std::vector<PartitionChange>& changes);
+// "affinity: task 812 (sleep) CPU 5: restored: CPU 0-15 -> 5", one line per entry.
+void render_affinity(std::ostream& out, const std::vector<AffinityEntry>& entries);
 
 // The per-CPU table alone (nothing when there are no CPUs).
 void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus);

@@ -47,6 +47,10 @@ inline constexpr const char* kOptionRefusePinned = "refuse_pinned";
 // ... and this boolean: let a cgroup cpuset partition lose every CPU (the kernel invalidates
 // it) instead of refusing with Error.EmptyPartition.
 inline constexpr const char* kOptionForce = "force";
+// Online takes this boolean (default true): give the tasks and IRQs whose affinity the
+// kernel rewrote when cpuhpd took these CPUs offline their affinity back. False: the
+// records of these CPUs are dropped. Offline accepts it and changes nothing.
+inline constexpr const char* kOptionRestoreAffinity = "restore_affinity";
 
 // Keys of the summary dictionary (a{sv}) of their replies. "action" is a name of
 // kActionNames, "mode" of kModeNames, "strategy" of kStrategyNames, "outcome" of
@@ -68,6 +72,12 @@ inline constexpr const char* kSummaryPinnedIrqs = "pinned_irqs";
 // a(sss): the cgroup cpuset partitions the change shrank or gave CPUs back to (path below the
 // cgroup root, cpuset.cpus before, after); for a dry run, the shrinks it would make.
 inline constexpr const char* kSummaryPartitions = "partitions";
+// a(susssis): the affinity the kernel took from pinned tasks and IRQs, given back or not when
+// CPUs of the change came back (a rollback, an online of CPUs cpuhpd took down, a hold's
+// restore, a profile's revert): kind ("task" or "irq"), tid or IRQ number, name, the
+// affinity recorded before (cpulist), status (a name of kAffinityStatusNames: restored,
+// intact, gone, changed, failed, dropped, not-recorded), errno (0 if none), message.
+inline constexpr const char* kSummaryAffinity = "affinity";
 
 // The states SetSmt accepts.
 inline constexpr const char* kSmtOn = "on";

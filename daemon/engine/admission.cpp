@@ -21,6 +21,7 @@ Request resolve(const ChangeAsk& ask, const MachineState& machine, const EngineS
     request.dry_run = ask.options.dry_run;
     request.refuse_pinned = ask.options.refuse_pinned;
     request.force = ask.options.force;
+    request.restore_affinity = ask.options.restore_affinity;
     request.caller = ask.caller;
     StrategyKind default_strategy = StrategyKind::Auto;
     if (ask.smt_siblings) {

@@ -1,6 +1,7 @@
 #include "batch_runner.h"
 
 #include <chrono>
+#include <set>
 
 #include "batch_phases.h"
 #include "journal_file.h"
@@ -29,12 +30,34 @@ JournalRecord journal_record(const BatchState& state, const SysfsPaths& paths) {
     return record;
 }
 
+// What the accepted requests of an offline batch leave without a CPU, each thread and IRQ
+// once.
+Pinned taken_affinity(const BatchState& state) {
+    Pinned out;
+    std::set<unsigned> tids;
+    std::set<unsigned> irqs;
+    for (std::size_t i : state.accepted) {
+        for (const auto& task : state.results[i].pinned.tasks) {
+            if (tids.insert(task.tid).second) {
+                out.tasks.push_back(task);
+            }
+        }
+        for (const auto& irq : state.results[i].pinned.irqs) {
+            if (irqs.insert(irq.irq).second) {
+                out.irqs.push_back(irq);
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
                          std::function<MachineState()> read_state, const EngineSettings& settings,
                          std::filesystem::path proc_root, std::filesystem::path cgroup_root,
-                         std::filesystem::path partition_ledger)
+                         std::filesystem::path partition_ledger,
+                         std::filesystem::path affinity_ledger, AffinitySetter* affinity_setter)
     : paths_(paths),
       writer_(writer),
       journal_(journal),
@@ -42,7 +65,29 @@ BatchRunner::BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, Batch
       settings_(settings),
       proc_root_(std::move(proc_root)),
       cgroup_root_(std::move(cgroup_root)),
-      ledger_(std::move(partition_ledger)) {}
+      ledger_(std::move(partition_ledger)),
+      affinity_(std::move(affinity_ledger)),
+      setter_(affinity_setter) {
+    affinity_problem_ = affinity_.load();
+    if (setter_ == nullptr) {
+        if (proc_root_ == "/proc") {
+            own_setter_ = std::make_unique<SchedAffinitySetter>();
+        } else {
+            own_setter_ = std::make_unique<ProcTreeAffinitySetter>(proc_root_);
+        }
+        setter_ = own_setter_.get();
+    }
+}
+
+std::vector<AffinityRestore> BatchRunner::settle_affinity(const CpuSet& restore_for,
+                                                          int& save_error) {
+    save_error = 0;
+    if (affinity_.entries().empty()) {
+        return {};
+    }
+    return affinity_.settle(read_state_().online, restore_for, proc_root_, *setter_, writer_,
+                            save_error);
+}
 
 std::vector<PartitionChange> BatchRunner::settle_partitions(std::optional<std::string>& problem) {
     problem = ledger_.load();
@@ -96,12 +141,20 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
     }
     BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
+    std::vector<AffinityRestore> affinity_unrecorded;
+    int affinity_error = 0;
     std::vector<PartitionChange> partition_changes;
     const bool writes = !state.plan.to_change.empty();
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of
         // them inside the expedite window.
         const BatchIo io{paths_, writer_, read_state_, journal_, cancel_requested};
+        if (offline) {
+            // Saved before the journal's header, so that whatever the journal makes recovery
+            // undo has its affinity record already.
+            affinity_unrecorded = affinity_.record(taken_affinity(state), state.plan.to_change,
+                                                   batch_id, affinity_error);
+        }
         journal_.begin(journal_record(state, paths_));
         {
             ExpediteWindow window(paths_, writer_, state.plan.expedite);
@@ -135,6 +188,22 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         }
         partition_changes.insert(partition_changes.end(), restores.begin(), restores.end());
     }
+    std::vector<AffinityRestore> affinity = std::move(affinity_unrecorded);
+    if (writes && !affinity_.entries().empty()) {
+        // CPUs back online: the rollback's (and the CPUs of a failed write, which never
+        // left), or an online's that asked for it.
+        CpuSet restore_for;
+        for (std::size_t i : state.accepted) {
+            if (offline || state.requests[i].restore_affinity) {
+                restore_for |= state.requests[i].cpus & state.plan.to_change;
+            }
+        }
+        int settle_error = 0;
+        auto settled = affinity_.settle(state.final_state.online, restore_for, proc_root_, *setter_,
+                                        writer_, settle_error);
+        affinity_error = affinity_error != 0 ? affinity_error : settle_error;
+        affinity.insert(affinity.end(), settled.begin(), settled.end());
+    }
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
     describe_cpus(state);
@@ -147,9 +216,18 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
             }
         }
     }
+    for (std::size_t i : state.accepted) {
+        for (const auto& entry : affinity) {
+            if (entry.entry.leaving.intersects(state.requests[i].cpus)) {
+                state.results[i].affinity.push_back(entry);
+            }
+        }
+    }
     BatchOutput out;
     out.report = report(state);
     out.report.partitions = std::move(partition_changes);
+    out.report.affinity = std::move(affinity);
+    out.report.affinity_ledger_error = affinity_error;
     out.results = std::move(state.results);
     return out;
 }

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "affinity.h"
 #include "batch_phases.h"
 #include "journal.h"
 #include "machine.h"
@@ -31,11 +33,15 @@ public:
     // really changed). `proc_root` is where the pinned tasks and IRQs of an offline batch
     // are read (pinned.h); empty: none are looked for. `cgroup_root` is where cpuset
     // partitions are shrunk and restored, `partition_ledger` the state file of what is owed
-    // back (partitions.h); empty: partitions are left alone.
+    // back (partitions.h); empty: partitions are left alone. `affinity_ledger` is the state
+    // file of the affinity the kernel took from pinned tasks and IRQs (affinity.h; empty: kept
+    // in memory only), given back through `affinity_setter` (none: sched_setaffinity for the
+    // real /proc, a rewrite of the status files for any other proc_root).
     BatchRunner(const SysfsPaths& paths, AttributeWriter& writer, BatchJournal& journal,
                 std::function<MachineState()> read_state, const EngineSettings& settings,
                 std::filesystem::path proc_root = {}, std::filesystem::path cgroup_root = {},
-                std::filesystem::path partition_ledger = {});
+                std::filesystem::path partition_ledger = {},
+                std::filesystem::path affinity_ledger = {}, AffinitySetter* affinity_setter = {});
 
     // All requests have the same action. Requests refused at this point get their
     // `refusal` set and are not touched. `cancel_requested` is polled before each write: once
@@ -52,6 +58,12 @@ public:
     // the CPUs online now. `problem` says why the ledger was unreadable (then it is empty).
     std::vector<PartitionChange> settle_partitions(std::optional<std::string>& problem);
 
+    // The affinity ledger (affinity.h), loaded at construction: why it was unreadable.
+    const std::optional<std::string>& affinity_problem() const { return affinity_problem_; }
+    // Settles the ledger's entries whose CPUs are online now, restoring those that meet
+    // `restore_for` (after recovery: the CPUs it put back). `save_error` as the ledger's.
+    std::vector<AffinityRestore> settle_affinity(const CpuSet& restore_for, int& save_error);
+
 private:
     const SysfsPaths& paths_;
     AttributeWriter& writer_;
@@ -61,6 +73,10 @@ private:
     std::filesystem::path proc_root_;
     std::filesystem::path cgroup_root_;
     PartitionLedger ledger_;
+    AffinityLedger affinity_;
+    std::optional<std::string> affinity_problem_;
+    std::unique_ptr<AffinitySetter> own_setter_;
+    AffinitySetter* setter_;
 };
 
 }  // namespace cpuhpd

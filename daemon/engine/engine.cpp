@@ -32,7 +32,8 @@ Engine::Engine(EngineSetup setup, AttributeWriter& writer, EngineEvents& events,
       memory_(setup_.state_dir / "topology.cache"),
       runner_(
           paths_, writer_, journal_, [this] { return read(); }, setup_.settings, setup_.proc_root,
-          setup_.cgroup_root, setup_.state_dir / "partitions") {
+          setup_.cgroup_root, setup_.state_dir / "partitions",
+          setup_.state_dir / kAffinityLedgerFileName, setup_.affinity_setter) {
     if (const auto problem = memory_.load()) {
         notice(Notice::Level::Warning, "ignoring the topology cache: " + *problem);
     }
@@ -99,6 +100,20 @@ const RecoveryReport& Engine::recover() {
     last_recovery_ = cpuhpd::recover(
         setup_.state_dir, paths_, writer_, recovery_runner, [this] { return read(); },
         setup_.settings);
+    if (const auto& problem = runner_.affinity_problem()) {
+        notice(Notice::Level::Warning, "ignoring the affinity ledger: " + *problem +
+                                           "; affinity the kernel rewrote is not given back");
+    }
+    // The CPUs recovery put back: what the interrupted batch recorded for them is given back
+    // now (its ledger was saved before the batch's first write).
+    int save_error = 0;
+    last_recovery_.affinity = runner_.settle_affinity(last_recovery_.restored, save_error);
+    add_affinity_summary(last_recovery_);
+    if (save_error != 0) {
+        notice(Notice::Level::Warning,
+               "the affinity ledger could not be saved: " + errno_name(save_error) + " (" +
+                   errno_text(save_error) + ")");
+    }
     return last_recovery_;
 }
 

@@ -43,7 +43,10 @@ struct EngineSetup {
     std::filesystem::path sysfs_root = "/sys";
     std::filesystem::path proc_root;    // pinned tasks and IRQs (pinned.h); empty: none
     std::filesystem::path cgroup_root;  // cpuset partitions (partitions.h); empty: none
-    // The batch journal, the topology cache, the partition ledger and the profile in force.
+    // Gives pinned tasks their affinity back (affinity.h); none: the runner's default.
+    AffinitySetter* affinity_setter = nullptr;
+    // The batch journal, the topology cache, the partition and affinity ledgers and the
+    // profile in force.
     std::filesystem::path state_dir;
     EngineSettings settings;
     std::map<std::string, Profile> profiles;
@@ -92,6 +95,7 @@ struct ProfileDone {
     std::chrono::microseconds duration{0};
     Pinned pinned;  // what the offline part leaves without a CPU (or would: dry run)
     std::vector<PartitionChange> partitions;  // shrunk and restored (or would be shrunk)
+    std::vector<AffinityRestore> affinity;    // given back (a revert, a rollback)
 };
 using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 

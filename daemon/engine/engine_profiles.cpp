@@ -233,6 +233,8 @@ void Engine::finish_profile_run(ProfileRun& run, const RequestResult* result) {
         }
         auto& partitions = run.result.partitions;
         partitions.insert(partitions.end(), result->partitions.begin(), result->partitions.end());
+        run.result.affinity.insert(run.result.affinity.end(), result->affinity.begin(),
+                                   result->affinity.end());
         if (result->refusal || result->outcome != Outcome::Ok) {
             run.result.outcome = Outcome::Partial;
             // Atomic: nothing of it stayed offline.

@@ -13,8 +13,9 @@ struct RequestOptions {
     std::optional<Mode> mode;
     std::optional<StrategyKind> strategy;
     bool dry_run = false;
-    bool refuse_pinned = false;  // Request::refuse_pinned
-    bool force = false;          // Request::force
+    bool refuse_pinned = false;    // Request::refuse_pinned
+    bool force = false;            // Request::force
+    bool restore_affinity = true;  // Request::restore_affinity
 };
 
 // The options of HoldCpus: a hold's change is always atomic and never a dry run.

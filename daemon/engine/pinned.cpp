@@ -66,6 +66,7 @@ std::optional<CpuSet> allowed_cpus(const std::string& status) {
 struct Stat {
     std::string comm;
     unsigned long flags = 0;
+    unsigned long long start_time = 0;
 };
 
 // "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold spaces and
@@ -79,7 +80,7 @@ std::optional<Stat> parse_stat(const std::string& text) {
     Stat stat;
     stat.comm = text.substr(open + 1, close - open - 1);
     std::string_view rest = std::string_view(text).substr(close + 1);
-    for (int field = 3; field <= 9; ++field) {
+    for (int field = 3; field <= 22; ++field) {
         const auto begin = rest.find_first_not_of(' ');
         if (begin == std::string_view::npos) {
             return std::nullopt;
@@ -88,6 +89,11 @@ std::optional<Stat> parse_stat(const std::string& text) {
         const auto end = std::min(rest.find(' '), rest.size());
         if (field == 9) {
             const auto [p, ec] = std::from_chars(rest.data(), rest.data() + end, stat.flags);
+            if (ec != std::errc{}) {
+                return std::nullopt;
+            }
+        } else if (field == 22) {
+            const auto [p, ec] = std::from_chars(rest.data(), rest.data() + end, stat.start_time);
             if (ec != std::errc{}) {
                 return std::nullopt;
             }
@@ -140,7 +146,8 @@ Pinned scan_pinned(const fs::path& proc_root, const CpuSet& leaving, const CpuSe
             if (!stat || (stat->flags & kPfKthread) != 0) {
                 continue;
             }
-            out.tasks.push_back({tid, escape_excerpt(stat->comm, 64), *affinity});
+            out.tasks.push_back(
+                {tid, escape_excerpt(stat->comm, 64), *affinity, pid, stat->start_time});
         }
     }
     std::sort(out.tasks.begin(), out.tasks.end(),
@@ -169,6 +176,20 @@ Pinned narrow_pinned(const Pinned& all, const CpuSet& leaving, const CpuSet& sta
         }
     }
     return out;
+}
+
+std::optional<unsigned long long> read_start_time(const fs::path& stat_file) {
+    const auto text = read_attribute(stat_file);
+    const auto stat = text ? parse_stat(*text) : std::nullopt;
+    if (!stat) {
+        return std::nullopt;
+    }
+    return stat->start_time;
+}
+
+std::optional<CpuSet> read_allowed_cpus(const fs::path& status_file) {
+    const auto status = read_attribute(status_file);
+    return status ? allowed_cpus("\n" + *status) : std::nullopt;
 }
 
 std::string describe_pinned_tasks(const std::vector<PinnedTask>& tasks) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct PinnedTask {
     unsigned tid = 0;
     std::string comm;  // escaped (escape_excerpt): the kernel allows any bytes
     CpuSet cpus;       // its affinity (Cpus_allowed_list)
+    unsigned pid = 0;  // its thread group (the /proc/PID it was read under)
+    // Field 22 of its stat (starttime, clock ticks after boot): with the tid, names the
+    // thread even after its tid is reused (affinity.h).
+    unsigned long long start_time = 0;
     bool operator==(const PinnedTask&) const = default;
 };
 
@@ -44,6 +49,11 @@ Pinned scan_pinned(const std::filesystem::path& proc_root, const CpuSet& leaving
 // The entries of `all` (a scan for a larger `leaving`, or a smaller `staying`) that meet
 // `leaving` and nothing of `staying`.
 Pinned narrow_pinned(const Pinned& all, const CpuSet& leaving, const CpuSet& staying);
+
+// Field 22 (starttime) of a /proc/PID/task/TID/stat file; nullopt when unreadable.
+std::optional<unsigned long long> read_start_time(const std::filesystem::path& stat_file);
+// Cpus_allowed_list of a /proc/PID/task/TID/status file; nullopt when unreadable.
+std::optional<CpuSet> read_allowed_cpus(const std::filesystem::path& status_file);
 
 // "task 812 (sleep) on CPU 8-15, ..." for a refusal: the first few tasks, then a count.
 std::string describe_pinned_tasks(const std::vector<PinnedTask>& tasks);

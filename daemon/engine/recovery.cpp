@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <variant>
 
@@ -108,6 +109,24 @@ bool put_back(const std::filesystem::path& file, const std::optional<std::string
 }
 
 }  // namespace
+
+std::string count_affinity(const std::vector<AffinityRestore>& settled) {
+    std::map<AffinityStatus, std::size_t> counts;
+    for (const auto& s : settled) {
+        ++counts[s.status];
+    }
+    std::string out;
+    for (const auto& [status, n] : counts) {
+        out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(status);
+    }
+    return out;
+}
+
+void add_affinity_summary(RecoveryReport& report) {
+    if (!report.affinity.empty()) {
+        report.summary += "; affinity of pinned tasks and IRQs: " + count_affinity(report.affinity);
+    }
+}
 
 RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths& paths,
                        AttributeWriter& writer, BatchRunner& runner,

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "affinity.h"
 #include "batch_runner.h"
 #include "journal.h"
 #include "machine.h"
@@ -53,12 +54,19 @@ struct RecoveryReport {
     bool rcu_expedited_restored = false;
     bool smt_control_restored = false;
     std::string moved_to;  // Rejected: where the journal went
-    std::string summary;   // one sentence for people
+    // Affinity given back after the CPUs came back (affinity.h), by the engine.
+    std::vector<AffinityRestore> affinity;
+    std::string summary;  // one sentence for people
 };
 
 // `read_state` reads the machine; `runner` (with a NullJournal: the journal being
 // recovered stays until recovery is done) writes the restoring batch. Never throws for a
 // bad journal; throws only what `runner` throws.
+// "2 restored, 1 gone": how many of each status.
+std::string count_affinity(const std::vector<AffinityRestore>& settled);
+// Appends what `report.affinity` says to its summary ("; affinity: 2 restored, 1 gone").
+void add_affinity_summary(RecoveryReport& report);
+
 RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths& paths,
                        AttributeWriter& writer, BatchRunner& runner,
                        const std::function<MachineState()>& read_state,

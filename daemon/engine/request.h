@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "affinity.h"
 #include "cpuset.h"
 #include "enums.h"
 #include "partitions.h"
@@ -30,6 +31,11 @@ struct Request {
     // Going offline: let a cgroup cpuset partition lose all its CPUs (the kernel then
     // invalidates it) instead of refusing (RefusalKind::EmptyPartition).
     bool force = false;
+    // Going online: give the tasks and IRQs whose affinity the kernel rewrote when cpuhpd
+    // took these CPUs offline their affinity back (affinity.h). On by default: the CPUs come
+    // back for what ran there; off, the records of these CPUs are dropped. Going offline it
+    // changes nothing (the record is always made: a rollback gives back regardless).
+    bool restore_affinity = true;
     std::string caller;  // for logs: bus name or "cpuctl"
 };
 
@@ -71,6 +77,9 @@ struct RequestResult {
     // The cpuset partitions the batch shrank (offline) or gave CPUs back to (online, and
     // rollbacks) that hold CPUs of this request; for a dry run, the shrinks it would make.
     std::vector<PartitionChange> partitions;
+    // Affinity given back (or not, and why) to the tasks and IRQs that lost CPUs of this
+    // request (affinity.h): by a rollback, or an online of CPUs cpuhpd took down.
+    std::vector<AffinityRestore> affinity;
 };
 
 // The result of `request` refused by `refusal` before any of its CPUs was touched.
@@ -91,6 +100,8 @@ struct BatchReport {
     bool expedited = false;
     CpuSet cancelled;  // planned CPUs a cancel left unwritten (empty: not cancelled in time)
     std::vector<PartitionChange> partitions;  // the cpuset partitions shrunk or given back
+    std::vector<AffinityRestore> affinity;    // every entry settled (or not recorded)
+    int affinity_ledger_error = 0;            // errno of the ledger's save, 0 if saved
 };
 
 }  // namespace cpuhpd

@@ -36,6 +36,20 @@ void add_partitions(DbusSummary& summary, const std::vector<PartitionChange>& ch
     summary[dbus::kSummaryPartitions] = sdbus::Variant(entries);
 }
 
+// The summary's affinity, a(susssis).
+void add_affinity(DbusSummary& summary, const std::vector<AffinityRestore>& settled) {
+    using Entry = sdbus::Struct<std::string, uint32_t, std::string, std::string, std::string,
+                                int32_t, std::string>;
+    std::vector<Entry> entries;
+    entries.reserve(settled.size());
+    for (const auto& s : settled) {
+        entries.emplace_back(s.entry.irq ? "irq" : "task", static_cast<uint32_t>(s.entry.id),
+                             s.entry.name, s.entry.cpus.to_string(), to_string(s.status),
+                             static_cast<int32_t>(s.error), s.message);
+    }
+    summary[dbus::kSummaryAffinity] = sdbus::Variant(entries);
+}
+
 }  // namespace
 
 std::vector<DbusCpuResult> to_dbus(const std::vector<CpuResult>& cpus) {
@@ -66,6 +80,7 @@ DbusSummary summary_of(const RequestResult& result) {
         add_pinned(summary, result.pinned);
     }
     add_partitions(summary, result.partitions);
+    add_affinity(summary, result.affinity);
     return summary;
 }
 
@@ -107,6 +122,7 @@ DbusSummary summary_of(const ProfileDone& done) {
         sdbus::Variant(static_cast<uint64_t>(done.duration.count()));
     add_pinned(summary, done.pinned);
     add_partitions(summary, done.partitions);
+    add_affinity(summary, done.affinity);
     return summary;
 }
 

@@ -89,7 +89,8 @@ RequestOptions decode_options(const std::vector<OptionEntry>& entries) {
                             choice_field(dbus::kOptionStrategy, parsed.strategy, kStrategyNames),
                             flag_field(dbus::kOptionDryRun, parsed.dry_run),
                             flag_field(dbus::kOptionRefusePinned, parsed.refuse_pinned),
-                            flag_field(dbus::kOptionForce, parsed.force)});
+                            flag_field(dbus::kOptionForce, parsed.force),
+                            flag_field(dbus::kOptionRestoreAffinity, parsed.restore_affinity)});
     return parsed;
 }
 

@@ -26,6 +26,29 @@ log::Level level_of(Notice::Level level) {
     return log::Level::Info;
 }
 
+// One line per affinity entry settled (affinity.h), with its journal fields.
+void log_affinity(const std::string& prefix, std::uint64_t batch_id,
+                  const std::vector<AffinityRestore>& settled) {
+    for (const auto& s : settled) {
+        std::vector<log::Field> fields{{"BATCH_ID", std::to_string(batch_id)},
+                                       {"AFFINITY", to_string(s.status)},
+                                       {"AFFINITY_CPUS", s.entry.cpus.to_string()},
+                                       {"CPUS", s.entry.leaving.to_string()}};
+        if (s.entry.irq) {
+            fields.emplace_back("IRQ", std::to_string(s.entry.id));
+        } else {
+            fields.emplace_back("TID", std::to_string(s.entry.id));
+            fields.emplace_back("PID", std::to_string(s.entry.pid));
+        }
+        if (s.error != 0) {
+            fields.emplace_back("ERRNO", errno_name(s.error));
+        }
+        const bool bad =
+            s.status == AffinityStatus::Failed || s.status == AffinityStatus::NotRecorded;
+        log::write(bad ? log::Level::Warning : log::Level::Info, prefix + describe(s), fields);
+    }
+}
+
 }  // namespace
 
 void log_notice(const Notice& notice) {
@@ -90,6 +113,16 @@ void log_batch(const BatchReport& report) {
                 {{"BATCH_ID", std::to_string(report.batch_id)}, {"PARTITION", change.path}});
         }
     }
+    log_affinity("batch " + std::to_string(report.batch_id) + ": affinity of ", report.batch_id,
+                 report.affinity);
+    if (report.affinity_ledger_error != 0) {
+        log::warning("batch " + std::to_string(report.batch_id) +
+                         ": the affinity ledger could not be saved: " +
+                         errno_name(report.affinity_ledger_error) + " (" +
+                         errno_text(report.affinity_ledger_error) +
+                         "); a restart may not give pinned tasks their affinity back",
+                     {{"BATCH_ID", std::to_string(report.batch_id)}});
+    }
     const std::string action = to_string(report.action);
     const std::string strategy = to_string(report.strategy);
     std::string text = "batch " + std::to_string(report.batch_id) + ": " + action + " " +
@@ -129,6 +162,7 @@ void log_recovery(const RecoveryReport& r) {
                 {"RESTORED_CPUS", r.restored.to_string()},
                 {"KEPT_CPUS", r.kept.to_string()},
                 {"FAILED_CPUS", r.failed.to_string()}});
+    log_affinity("recovery: affinity of ", r.batch_id, r.affinity);
 }
 
 void log_settled(const std::vector<PartitionChange>& changes,

@@ -17,7 +17,14 @@ public:
     // Thread `tid` of process `pid`, allowed on `cpus` (a cpulist); a kernel thread has
     // PF_KTHREAD in its stat flags.
     void add_task(unsigned pid, unsigned tid, const std::string& comm, const std::string& cpus,
-                  bool kernel_thread = false);
+                  bool kernel_thread = false, unsigned long long start_time = 100);
+    // Rewrites the thread's Cpus_allowed_list (as the kernel or sched_setaffinity would).
+    void set_task_cpus(unsigned pid, unsigned tid, const std::string& cpus);
+    std::string task_cpus(unsigned pid, unsigned tid) const;
+    void remove_task(unsigned pid);
+    // Rewrites an IRQ's smp_affinity_list; reads it back.
+    void set_irq_cpus(unsigned irq, const std::string& cpus);
+    std::string irq_cpus(unsigned irq) const;
     void add_irq(unsigned irq, const std::string& cpus,
                  const std::vector<std::string>& actions = {});
 

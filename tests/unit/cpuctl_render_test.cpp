@@ -33,7 +33,7 @@ TEST(CpuctlRenderJson, BatchHasTheContractShape) {
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":6,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}],)"
-        R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
+        R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[]})");
 }
 
 TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
@@ -44,7 +44,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
               R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
-              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
+              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[]})");
 }
 
 TEST(CpuctlRenderJson, BatchListsEveryPinnedTaskAndIrq) {
@@ -77,7 +77,7 @@ TEST(CpuctlRenderJson, ProfileHasPinnedArrays) {
     EXPECT_EQ(profile_json(r),
               R"({"profile":"lean","offline":"","online":"","taken":"","active":"",)"
               R"("outcome":"ok","dry_run":false,"duration_us":0,"cpus":[],)"
-              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[]})");
+              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[]})");
     r.pinned_tasks = {{812, "sleep", "8-15"}};
     r.pinned_irqs = {{43, "", "7"}};
     EXPECT_NE(profile_json(r).find(R"("pinned_tasks":[{"tid":812,"comm":"sleep","cpus":"8-15"}],)"
@@ -86,11 +86,24 @@ TEST(CpuctlRenderJson, ProfileHasPinnedArrays) {
         << profile_json(r);
 }
 
+TEST(CpuctlRenderJson, AffinityIsListed) {
+    BatchReply r;
+    r.affinity = {{"task", 291, "sh", "15", "restored", 0, "CPU 0-15 -> 15"}};
+    EXPECT_NE(batch_json(r).find(R"("affinity":[{"kind":"task","id":291,"name":"sh","cpus":"15",)"
+                                 R"("status":"restored","errno":0,"message":"CPU 0-15 -> 15"}]})"),
+              std::string::npos)
+        << batch_json(r);
+    std::ostringstream table;
+    render_affinity(table, r.affinity);
+    EXPECT_EQ(table.str(), "affinity: task 291 (sh) CPU 15: restored: CPU 0-15 -> 15\n");
+}
+
 TEST(CpuctlRenderJson, PartitionsAreListed) {
     BatchReply r = sample_reply();
     r.partitions = {{"/rt", "10-15", "10-11"}};
     EXPECT_NE(
-        batch_json(r).find(R"("partitions":[{"path":"/rt","before":"10-15","after":"10-11"}]})"),
+        batch_json(r).find(
+            R"("partitions":[{"path":"/rt","before":"10-15","after":"10-11"}],"affinity":[]})"),
         std::string::npos)
         << batch_json(r);
 }

@@ -40,6 +40,8 @@ TEST(Options, DecodesTheKnownKeys) {
     EXPECT_FALSE(none.dry_run);
     EXPECT_FALSE(none.refuse_pinned);
     EXPECT_TRUE(decode_options({flag("refuse_pinned", true)}).refuse_pinned);
+    EXPECT_TRUE(none.restore_affinity);  // online gives back what the kernel took, by default
+    EXPECT_FALSE(decode_options({flag("restore_affinity", false)}).restore_affinity);
     EXPECT_TRUE(decode_hold_options({flag("refuse_pinned", true)}).refuse_pinned);
     EXPECT_TRUE(decode_profile_options({flag("refuse_pinned", true)}).refuse_pinned);
     EXPECT_FALSE(none.force);
@@ -71,7 +73,8 @@ TEST(Options, TooManyEntriesAreRefusedBeforeAnyIsRead) {
 
 TEST(Options, BadKeysTypesAndValuesAreNamedAndQuotedEscaped) {
     EXPECT_EQ(error_of({text("nope\x1b", "x")}),
-              "unknown option 'nope\\x1b' (known: mode, strategy, dry_run, refuse_pinned, force)");
+              "unknown option 'nope\\x1b' (known: mode, strategy, dry_run, refuse_pinned, force, "
+              "restore_affinity)");
     EXPECT_EQ(error_of({OptionEntry{"dry_run", std::monostate{}, "u"}}),
               "option 'dry_run' must be a boolean (b), not u");
     EXPECT_EQ(error_of({flag("mode", true)}), "option 'mode' must be a string (s), not b");
@@ -114,7 +117,8 @@ TEST(HoldOptions, RefuseModeDryRunAndBadValues) {
               "option 'restore' is given more than once");
     // And the change options do not know restore.
     EXPECT_EQ(error_of({flag("restore", true)}),
-              "unknown option 'restore' (known: mode, strategy, dry_run, refuse_pinned, force)");
+              "unknown option 'restore' (known: mode, strategy, dry_run, refuse_pinned, force, "
+              "restore_affinity)");
 }
 
 TEST(HoldOptions, WhoAndWhyArePrintableAndBounded) {

@@ -128,9 +128,11 @@ TEST(ServiceOptionDecoding, WithoutAMessageTheMapIsDecoded) {
 
 TEST(ServiceOptionDecoding, UnknownKeysAreRefusedNamingThem) {
     EXPECT_EQ(error_of({{"forced", sdbus::Variant(true)}}),
-              "unknown option 'forced' (known: mode, strategy, dry_run, refuse_pinned, force)");
+              "unknown option 'forced' (known: mode, strategy, dry_run, refuse_pinned, force, "
+              "restore_affinity)");
     EXPECT_EQ(error_of({{"Mode", sdbus::Variant(std::string("atomic"))}}),
-              "unknown option 'Mode' (known: mode, strategy, dry_run, refuse_pinned, force)");
+              "unknown option 'Mode' (known: mode, strategy, dry_run, refuse_pinned, force, "
+              "restore_affinity)");
 }
 
 TEST(ServiceOptionDecoding, WrongVariantTypesAreRefusedNamingTheTypeSent) {
