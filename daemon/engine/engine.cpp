@@ -72,6 +72,7 @@ MachineState Engine::read() {
 void Engine::adopt(MachineState state) {
     state_ = std::move(state);
     events_.state_changed();
+    defend_holds();
 }
 
 const MachineState& Engine::refresh() {
@@ -98,7 +99,7 @@ const RecoveryReport& Engine::recover() {
         paths_, writer_, no_journal, [this] { return read(); }, setup_.settings);
     last_recovery_ = cpuhpd::recover(
         setup_.state_dir, paths_, writer_, recovery_runner, [this] { return read(); },
-        setup_.settings);
+        setup_.settings, loaded_held_);
     return last_recovery_;
 }
 
@@ -204,6 +205,7 @@ void Engine::complete(std::uint64_t token, ChangeAnswer answer) {
         return;
     }
     if (const auto* result = std::get_if<RequestResult>(&answer)) {
+        follow_holder_change(entry->caller, *result);
         events_.request_finished(*result);
     }
     entry->done(std::move(answer));

@@ -58,10 +58,11 @@ struct RecoveryReport {
 
 // `read_state` reads the machine; `runner` (with a NullJournal: the journal being
 // recovered stays until recovery is done) writes the restoring batch. Never throws for a
-// bad journal; throws only what `runner` throws.
+// bad journal; throws only what `runner` throws. CPUs of `held` (held by holds a restarted
+// daemon keeps, holds.h) are left as they are, reported kept: the holds defend them.
 RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths& paths,
                        AttributeWriter& writer, BatchRunner& runner,
                        const std::function<MachineState()>& read_state,
-                       const EngineSettings& settings);
+                       const EngineSettings& settings, const CpuSet& held = {});
 
 }  // namespace cpuhpd
