@@ -119,6 +119,12 @@ void Engine::start() {
         post_([this, busy] {
             busy_ = busy;
             events_.state_changed();
+            // Uevents during a batch are not followed (its reads cover its own changes), and
+            // holds are not judged on them: once idle, one more read judges the held CPUs
+            // (an outside writer may have struck during the batch).
+            if (!busy && !holds_.list().empty()) {
+                refresh_later();
+            }
         });
     };
     executor_ = std::make_unique<Executor>(runner_, setup_.settings, std::move(observers), &holds_);

@@ -447,6 +447,12 @@ void Engine::defend_holds() {
                     if (auto it = reputting_.find(id); it != reputting_.end()) {
                         it->second = it->second - cpus;
                     }
+                    // Judged again at the next read (the one after the batch, below): a
+                    // put-back that failed, or a writer that struck again during it, is a
+                    // new violation (bounded by kMaxReputsPerMinute).
+                    if (auto it = known_wrong_.find(id); it != known_wrong_.end()) {
+                        it->second = it->second - cpus;
+                    }
                 };
                 try {
                     queue(std::move(request), state, finished);
