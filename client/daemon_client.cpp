@@ -136,6 +136,16 @@ private:
             hold_id = id;
         }
     }
+    void onHoldViolated(const uint64_t& /*hold_id*/, const std::string& /*who*/,
+                        const std::string& /*holder*/, const std::string& /*cpus*/,
+                        const std::string& /*online*/, const std::string& /*action*/,
+                        const uint64_t& /*violations*/) override {}
+    void onAttachHoldReply(const sdbus::UnixFd& fd, const sdbus::Error* error) override {
+        keep_reply({}, {}, error);
+        if (error == nullptr) {
+            hold_fd = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3);
+        }
+    }
     void onReleaseHoldReply(const Results& results, const sdbus::Error* error) override {
         keep_reply(results, {}, error);
     }
@@ -388,6 +398,13 @@ HoldGrant::~HoldGrant() {
     }
 }
 
+void HoldGrant::replace_fd(int fd) {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+    fd_ = fd;
+}
+
 HoldGrant::HoldGrant(HoldGrant&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), id_(other.id_), change_(std::move(other.change_)) {}
 
@@ -413,6 +430,58 @@ HoldGrant DaemonClient::hold(const HoldRequest& request, const ProgressFn& progr
                          to_batch_reply(reply.results, reply.summary));
     } catch (const sdbus::Error& e) {
         rethrow(e);
+    }
+}
+
+int DaemonClient::attach_hold(std::uint64_t id) {
+    try {
+        proxy_->hold_fd = -1;
+        call_and_wait([&](ManagerProxy& proxy) { proxy.AttachHold(id); });
+        if (proxy_->hold_fd < 0) {
+            throw DaemonError(ErrorInfo{cpuhpd::dbus::kErrorFailed,
+                                        "the hold's new file descriptor could not be kept"});
+        }
+        return std::exchange(proxy_->hold_fd, -1);
+    } catch (const sdbus::Error& e) {
+        rethrow(e);
+    }
+}
+
+void DaemonClient::follow_daemon_name(std::function<void(bool present)> changed) {
+    // Only the bus driver's NameOwnerChanged, for our name: sd-bus matches the sender.
+    daemon_name_watch_ = connection_->addMatch(
+        std::string("type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                    "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='") +
+            cpuhpd::dbus::kBusName + "'",
+        [changed = std::move(changed)](sdbus::Message& message) {
+            std::string name, old_owner, new_owner;
+            try {
+                message >> name >> old_owner >> new_owner;
+            } catch (const sdbus::Error&) {
+                return;  // not three strings: not the bus driver's
+            }
+            if (name == cpuhpd::dbus::kBusName) {
+                changed(!new_owner.empty());
+            }
+        });
+}
+
+PollSpec DaemonClient::poll_spec() {
+    const auto pd = connection_->getEventLoopPollData();
+    return PollSpec{pd.fd, pd.events, poll_timeout_ms(pd.timeout_usec, timeout_)};
+}
+
+void DaemonClient::dispatch() {
+    for (int i = 0; i < 64; ++i) {
+        try {
+            if (!connection_->processPendingRequest()) {
+                return;
+            }
+        } catch (const sdbus::Error& e) {
+            if (cpuhpd::dbus::bus_processing_failed(e)) {
+                throw DaemonError(ErrorInfo{e.getName(), e.getMessage()});
+            }
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 // Every failure (connection, bus, daemon) is thrown as DaemonError.
 #pragma once
 
+#include <sdbus-c++/TypeTraits.h>  // sdbus::Slot
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -80,11 +82,20 @@ public:
 
     std::uint64_t id() const { return id_; }
     const BatchReply& change() const { return change_; }
+    // The hold's new fd (AttachHold) replaces the old one, which is closed.
+    void replace_fd(int fd);
 
 private:
     int fd_;
     std::uint64_t id_;
     BatchReply change_;
+};
+
+// What to poll for the bus while cpuctl waits for something else (run_command.h).
+struct PollSpec {
+    int fd = -1;
+    short events = 0;
+    int timeout_ms = -1;  // -1: none
 };
 
 // Called with (done, total) on every BatchProgress signal while a batch call waits.
@@ -116,6 +127,15 @@ public:
     HoldGrant hold(const HoldRequest& request, const ProgressFn& progress);
     // ReleaseHold: ends the hold and waits for its restore; the CPUs the restore wrote.
     std::vector<CpuResult> release_hold(std::uint64_t id);
+    // AttachHold: become the holder of hold `id` again (after cpuhpd restarted); its new
+    // fd, close-on-exec.
+    int attach_hold(std::uint64_t id);
+    // Calls `changed` (from dispatch()) whenever org.cpuhpd1 gets an owner (true) or loses
+    // it (false), as the bus driver's NameOwnerChanged says.
+    void follow_daemon_name(std::function<void(bool present)> changed);
+    // For a loop of the caller's: what to poll, and dispatching what arrived.
+    PollSpec poll_spec();
+    void dispatch();
     std::vector<HoldInfo> holds();
     // ApplyProfile (`name`) or, with an empty name, RevertProfile.
     ProfileReply profile(const std::string& name, const BatchOptions& options,
@@ -138,6 +158,7 @@ private:
     std::unique_ptr<sdbus::IConnection> connection_;
     std::unique_ptr<ManagerProxy> proxy_;
     std::chrono::microseconds timeout_;
+    sdbus::Slot daemon_name_watch_;
 };
 
 }  // namespace cpuctl

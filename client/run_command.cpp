@@ -1,6 +1,8 @@
 #include "run_command.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,7 +25,7 @@ sigset_t forwarded_signals() {
 
 }  // namespace
 
-int run_command(const std::vector<std::string>& command) {
+int run_command(const std::vector<std::string>& command, const CommandCompanion* companion) {
     std::vector<char*> argv;
     for (const auto& arg : command) {
         argv.push_back(const_cast<char*>(arg.c_str()));
@@ -54,10 +56,31 @@ int run_command(const std::vector<std::string>& command) {
         _exit(error == ENOENT ? 127 : 126);
     }
 
+    // With a companion, the signals come through a signalfd polled beside its fd.
+    const int sigfd = companion != nullptr ? signalfd(-1, &signals, SFD_CLOEXEC) : -1;
     int status = 0;
     for (;;) {
         siginfo_t info{};
-        if (sigwaitinfo(&signals, &info) < 0) {
+        if (sigfd >= 0) {
+            const PollSpec spec = companion->poll();
+            pollfd fds[2] = {{sigfd, POLLIN, 0}, {spec.fd, spec.events, 0}};
+            const int n = ::poll(fds, spec.fd >= 0 ? 2 : 1, spec.timeout_ms);
+            if (n < 0) {
+                continue;  // EINTR
+            }
+            if (n == 0 || (spec.fd >= 0 && fds[1].revents != 0)) {
+                companion->ready();
+            }
+            if ((fds[0].revents & POLLIN) == 0) {
+                continue;
+            }
+            signalfd_siginfo si{};
+            if (::read(sigfd, &si, sizeof si) != static_cast<ssize_t>(sizeof si)) {
+                continue;
+            }
+            info.si_signo = static_cast<int>(si.ssi_signo);
+            info.si_code = si.ssi_code;
+        } else if (sigwaitinfo(&signals, &info) < 0) {
             continue;  // EINTR
         }
         if (info.si_signo != SIGCHLD) {
@@ -72,6 +95,9 @@ int run_command(const std::vector<std::string>& command) {
         if (done == child) {
             break;
         }
+    }
+    if (sigfd >= 0) {
+        close(sigfd);
     }
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     if (WIFSIGNALED(status)) {

@@ -93,6 +93,11 @@ public:
                     static_cast<std::size_t>(integer(value, key, 1, 1000000));
             } else if (key == "recovery") {
                 config.engine.recovery = named(value, key, kRecoveryPolicyNames);
+            } else if (key == "hold_grace_s") {
+                config.engine.hold_grace =
+                    std::chrono::seconds(integer(value, key, kMinHoldGraceS, kMaxHoldGraceS));
+            } else if (key == "enforce_holds") {
+                config.engine.enforce_holds = named(value, key, kEnforceHoldsNames);
             } else if (key == "on_stop") {
                 config.on_stop = named(value, key, kStopPolicyNames);
             } else if (key == "metrics_file") {
@@ -107,7 +112,8 @@ public:
                      "log_level, "
                      "protected_cpus, "
                      "min_online, coalesce_ms, expedite, default_mode, max_queued_requests, "
-                     "recovery, on_stop, metrics_file, profiles, power_profiles)");
+                     "recovery, hold_grace_s, enforce_holds, on_stop, metrics_file, profiles, "
+                     "power_profiles)");
             }
         }
         if (power_profiles_) {

@@ -16,6 +16,11 @@ inline constexpr const char* kBusName = "org.cpuhpd1";
 inline constexpr const char* kObjectPath = "/org/cpuhpd1";
 inline constexpr const char* kInterface = "org.cpuhpd1.Manager";
 
+// HoldViolated's `action`: what the service did about held CPUs changed without it.
+inline constexpr const char* kViolationRestore = "restore";  // puts them back
+inline constexpr const char* kViolationReport = "report";    // config enforce_holds: report
+inline constexpr const char* kViolationLimited = "limited";  // put back too often: reports
+
 // The service's own errors: kErrorPrefix + a name of kRefusalNames (InvalidMask, ...).
 inline constexpr const char* kErrorPrefix = "org.cpuhpd1.Error.";
 inline std::string error_name(std::string_view refusal) {

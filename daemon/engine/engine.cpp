@@ -73,6 +73,7 @@ MachineState Engine::read() {
 void Engine::adopt(MachineState state) {
     state_ = std::move(state);
     events_.state_changed();
+    defend_holds();
 }
 
 const MachineState& Engine::refresh() {
@@ -99,7 +100,7 @@ const RecoveryReport& Engine::recover() {
         paths_, writer_, no_journal, [this] { return read(); }, setup_.settings);
     last_recovery_ = cpuhpd::recover(
         setup_.state_dir, paths_, writer_, recovery_runner, [this] { return read(); },
-        setup_.settings);
+        setup_.settings, loaded_held_);
     if (const auto& problem = runner_.affinity_problem()) {
         notice(Notice::Level::Warning, "ignoring the affinity ledger: " + *problem +
                                            "; affinity the kernel rewrote is not given back");
@@ -133,6 +134,12 @@ void Engine::start() {
         post_([this, busy] {
             busy_ = busy;
             events_.state_changed();
+            // Uevents during a batch are not followed (its reads cover its own changes), and
+            // holds are not judged on them: once idle, one more read judges the held CPUs
+            // (an outside writer may have struck during the batch).
+            if (!busy && !holds_.list().empty()) {
+                refresh_later();
+            }
         });
     };
     executor_ = std::make_unique<Executor>(runner_, setup_.settings, std::move(observers), &holds_);
@@ -219,6 +226,7 @@ void Engine::complete(std::uint64_t token, ChangeAnswer answer) {
         return;
     }
     if (const auto* result = std::get_if<RequestResult>(&answer)) {
+        follow_holder_change(entry->caller, *result);
         events_.request_finished(*result);
     }
     entry->done(std::move(answer));

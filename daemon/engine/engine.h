@@ -61,6 +61,7 @@ struct HoldAsk {
     std::string who;
     std::string why;
     bool restore = true;
+    std::optional<std::uint32_t> uid;  // the caller's, as the bus vouched for it
     // Owner thread, once the change is done and before the hold counts as taken: ties the
     // hold to its holder (the service: a file descriptor). What it throws refuses the hold,
     // which then ends (restored if it asked).
@@ -99,6 +100,11 @@ struct ProfileDone {
 };
 using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 
+// Putting a hold's CPUs back after an outside change: at most this many times per hold in
+// any minute; beyond, violations are reported only (an outside writer that fights the hold
+// does not make cpuhpd write in a loop).
+inline constexpr std::size_t kMaxReputsPerMinute = 5;
+
 // Changes one caller may have waiting for their answers (admission, queue and batch).
 inline constexpr std::size_t kMaxUnansweredPerCaller = 2 * kMaxQueuedPerCaller;
 
@@ -123,6 +129,13 @@ public:
     std::vector<PartitionChange> settle_partitions(std::optional<std::string>& problem);
     // Loads the profile in force (its state file in the state directory).
     void load_active_profile();
+    // Before recover(): loads the holds a restarted daemon left (state_dir/holds), none from
+    // an earlier boot. They come back unattached: their CPUs stay held, and each ends with
+    // its restore unless its holder re-attaches (attach_hold) before expire_unattached().
+    // Returns how many came back.
+    std::size_t load_holds();
+    // The CPUs of the holds loaded (recovery leaves them as the holds have them).
+    CpuSet loaded_held_cpus() const;
     // Starts the admission thread and the executor.
     void start();
 
@@ -161,6 +174,14 @@ public:
     // Ends hold `id` for `reason` (its holder left, ...); `done` may be empty.
     void end_hold(std::uint64_t id, const std::string& reason,
                   std::function<void(ReleaseAnswer)> done = {});
+    // Hold `id` is held by `holder` from now on (a re-attach after a restart, or a new fd
+    // for the same holder); returns it. Throws Refusal(NoSuchHold), Refusal(Busy) when
+    // stopping. Whether the caller may is the service's to decide (the hold's uid).
+    Hold attach_hold(std::uint64_t id, const std::string& holder);
+    // The holds loaded at start-up whose holder has not re-attached.
+    std::vector<std::uint64_t> unattached_holds() const;
+    // The grace period is over: ends every hold still unattached, with its restore.
+    void expire_unattached();
 
     // Profiles (engine_profiles.cpp). Applies `ask.name` (switching from the profile in
     // force with the fewest changes) off the owner's thread; `done` is called later,
@@ -203,6 +224,13 @@ private:
     void finish_hold(std::uint64_t token, std::uint64_t id,
                      const std::function<void(const Hold&)>& bind, ChangeAnswer answer);
     void restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done);
+    // Writes the holds in force to state_dir/holds (fsynced, renamed over the old file).
+    void save_holds();
+    // Owner thread, after a read was adopted: finds held CPUs that changed without cpuhpd,
+    // reports them and (config enforce_holds) puts them back.
+    void defend_holds();
+    // The holder's own change of its held CPUs: what the hold defends follows it.
+    void follow_holder_change(const std::string& caller, const RequestResult& result);
 
     // Profiles (engine_profiles.cpp).
     std::optional<Profile> profile_to_apply(const ProfileAsk& ask) const;
@@ -238,6 +266,16 @@ private:
     std::map<std::string, std::size_t> unanswered_by_caller_;
     std::optional<ActiveProfile> active_profile_;
     bool profile_changing_ = false;  // an apply or revert is queued or running
+
+    // Holds, owner thread only. Of each hold's CPUs, the ones it keeps online (the hold's
+    // state, as its holder's own changes left it).
+    std::map<std::uint64_t, CpuSet> held_online_;
+    // Per hold: the CPUs found changed and reported already (not reported again until they
+    // are right once more), those being put back, and when they were put back lately.
+    std::map<std::uint64_t, CpuSet> known_wrong_;
+    std::map<std::uint64_t, CpuSet> reputting_;
+    std::map<std::uint64_t, std::vector<std::chrono::steady_clock::time_point>> reputs_;
+    CpuSet loaded_held_;
 
     std::atomic<bool> refresh_queued_{false};  // a re-read waits to be started
     HoldTable holds_;                          // any thread

@@ -8,11 +8,25 @@
 #include <utility>
 #include <vector>
 
+#include "cpuset.h"
 #include "request.h"
 
 namespace cpuhpd {
 
 struct Hold;
+
+// A held CPU changed without cpuhpd (a uevent or a re-read showed it).
+struct HoldViolation {
+    std::uint64_t hold_id = 0;
+    std::string who;     // the hold's who
+    std::string holder;  // its holder's bus name
+    CpuSet cpus;         // the held CPUs found changed
+    CpuSet online;       // of `cpus`, the ones online now
+    // "restore": being put back; "report": config enforce_holds: report; "limited": put
+    // back too often in the last minute (a fight with an outside writer), reported only.
+    std::string action;
+    std::uint64_t count = 0;  // the hold's violations so far, this one included
+};
 
 // A message for the log: what happened, in words, with structured fields (journal names in
 // upper case: CPUS, BATCH_ID, HOLD_ID, ...).
@@ -40,6 +54,8 @@ public:
     virtual void holds_changed() = 0;
     // Hold `hold` ended: whatever ties it to its holder can go.
     virtual void hold_ended(const Hold& hold) = 0;
+    // A held CPU changed without cpuhpd (logged by the engine's notice before this).
+    virtual void hold_violated(const HoldViolation& violation) = 0;
     // An apply or revert of a profile ended (done, failed or refused), after its caller's
     // answer: another profile change may start now.
     virtual void profile_change_ended() = 0;

@@ -1,11 +1,14 @@
 // The engine's holds: taking one (its change, then binding it to its holder), ending one
 // (released, holder gone) and the restore that follows.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 
 #include "engine.h"
+#include "journal_file.h"
 #include "planner.h"
+#include "state_file.h"
 
 namespace cpuhpd {
 
@@ -44,8 +47,17 @@ Hold hold_for(const HoldAsk& ask, const Request& request, const MachineState& st
     hold.online_before = request.cpus & state.online;
     hold.restore = ask.restore;
     hold.since = std::chrono::system_clock::now();
+    hold.uid = ask.uid;
     return hold;
 }
+
+// Of `hold`'s CPUs, the ones its state keeps online.
+CpuSet online_by_state(const Hold& hold) {
+    return hold.state == Action::Online ? hold.cpus : CpuSet{};
+}
+
+// Holds files are small: 256 holds of a few hundred bytes.
+constexpr std::size_t kMaxHoldsFileBytes = 1 << 20;
 
 // The best-effort requests that bring the CPUs of `hold` back to their state before it.
 std::vector<Request> restore_requests(const Hold& hold, const MachineState& state) {
@@ -152,6 +164,10 @@ void Engine::finish_hold(std::uint64_t token, std::uint64_t id,
             return;
         }
     }
+    holds_.establish(id);
+    held_online_[id] = online_by_state(*hold);
+    // On disk before the reply: a daemon restarted from now on keeps the hold.
+    save_holds();
     events_.notice(hold_notice(
         describe(*hold) + " taken by " + hold->holder + ": CPU " + hold->cpus.to_string() +
             (hold->restore ? "; restored when it ends" : "; not restored when it ends"),
@@ -187,6 +203,14 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
         }
         return;
     }
+    held_online_.erase(id);
+    known_wrong_.erase(id);
+    reputting_.erase(id);
+    reputs_.erase(id);
+    if (!stopping_) {
+        // A daemon stopping keeps the file: its successor takes the holds back.
+        save_holds();
+    }
     events_.hold_ended(*hold);
     const bool restore = hold->restore && !stopping_ && executor_;
     events_.notice(hold_notice(describe(*hold) + " ended: " + reason +
@@ -202,6 +226,249 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
         return;
     }
     admission_->post([this, hold = *hold, done = std::move(done)] { restore_hold(hold, done); });
+}
+
+Hold Engine::attach_hold(std::uint64_t id, const std::string& holder) {
+    if (stopping_) {
+        throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; attach again when it is back");
+    }
+    const auto before = holds_.find(id);
+    if (!before) {
+        throw Refusal(RefusalKind::NoSuchHold, "no hold " + std::to_string(id) + " exists");
+    }
+    auto hold = holds_.attach(id, holder);
+    if (!hold) {
+        throw Refusal(RefusalKind::NoSuchHold, "no hold " + std::to_string(id) + " exists");
+    }
+    save_holds();
+    events_.notice(hold_notice(
+        describe(*hold) + (before->attached ? " given a new fd for " : " re-attached by ") + holder,
+        *hold));
+    events_.holds_changed();
+    return *hold;
+}
+
+std::vector<std::uint64_t> Engine::unattached_holds() const {
+    std::vector<std::uint64_t> ids;
+    for (const Hold& hold : holds_.list()) {
+        if (!hold.attached) {
+            ids.push_back(hold.id);
+        }
+    }
+    return ids;
+}
+
+void Engine::expire_unattached() {
+    for (const std::uint64_t id : unattached_holds()) {
+        end_hold(id, "its holder did not re-attach within " +
+                         std::to_string(setup_.settings.hold_grace.count()) +
+                         " s of the restart (hold_grace_s)");
+    }
+}
+
+void Engine::save_holds() {
+    HoldsFile file;
+    file.boottime_ns = boottime_ns();
+    file.next_id = holds_.next_id();
+    for (Hold& hold : holds_.list()) {
+        if (hold.established) {
+            file.holds.push_back(std::move(hold));
+        }
+    }
+    const auto path = setup_.state_dir / kHoldsFileName;
+    std::string step;
+    if (const int err = replace_file(path, format_holds(file), step); err != 0) {
+        notice(Notice::Level::Warning, "cannot save " + path.string() + ": " + step + ": " +
+                                           std::strerror(err) +
+                                           "; a restarted cpuhpd will not know the holds");
+    }
+}
+
+std::size_t Engine::load_holds() {
+    const auto path = setup_.state_dir / kHoldsFileName;
+    std::string problem;
+    const auto text = read_state_file(path, kMaxHoldsFileBytes, problem);
+    if (!text) {
+        if (!problem.empty()) {
+            notice(Notice::Level::Warning, "ignoring the holds file: " + problem);
+        }
+        return 0;
+    }
+    auto parsed = parse_holds(*text);
+    if (const auto* error = std::get_if<std::string>(&parsed)) {
+        const std::string aside = path.string() + ".rejected";
+        std::error_code ec;
+        std::filesystem::rename(path, aside, ec);
+        notice(Notice::Level::Warning, "ignoring " + path.string() + " (" + *error +
+                                           "); moved to " + aside + ": no hold is kept");
+        return 0;
+    }
+    HoldsFile& file = std::get<HoldsFile>(parsed);
+    if (file.boottime_ns > boottime_ns()) {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+        if (!file.holds.empty()) {
+            notice(Notice::Level::Info,
+                   std::to_string(file.holds.size()) + " hold(s) of an earlier boot ended with it");
+        }
+        return 0;
+    }
+    for (Hold& hold : file.holds) {
+        hold.attached = false;
+        held_online_[hold.id] = online_by_state(hold);
+        loaded_held_ |= hold.cpus;
+        events_.notice(hold_notice(describe(hold) + " kept across the restart: CPU " +
+                                       hold.cpus.to_string() + " stay held; it ends with " +
+                                       (hold.restore ? "its restore" : "no restore") +
+                                       " unless its holder re-attaches (AttachHold) within " +
+                                       std::to_string(setup_.settings.hold_grace.count()) + " s",
+                                   hold));
+    }
+    const std::size_t count = file.holds.size();
+    holds_.reload(std::move(file.holds), file.next_id);
+    if (count > 0) {
+        events_.holds_changed();
+    }
+    return count;
+}
+
+CpuSet Engine::loaded_held_cpus() const {
+    return loaded_held_;
+}
+
+void Engine::follow_holder_change(const std::string& caller, const RequestResult& result) {
+    if (caller.empty() || result.dry_run) {
+        return;
+    }
+    for (const Hold& hold : holds_.list()) {
+        if (!hold.attached || hold.holder != caller || !hold.established) {
+            continue;
+        }
+        CpuSet& online = held_online_[hold.id];
+        for (const CpuResult& cpu : result.cpus) {
+            if (cpu.outcome != CpuOutcome::Changed || !hold.cpus.contains(cpu.cpu)) {
+                continue;
+            }
+            if (result.action == Action::Online) {
+                online.add(cpu.cpu);
+            } else {
+                online = online - CpuSet::single(cpu.cpu);
+            }
+        }
+    }
+}
+
+void Engine::defend_holds() {
+    // Nothing is judged while a batch runs or a change waits for its answer: those reads
+    // show cpuhpd's own writes half done. The next read after them judges.
+    if (busy_ || stopping_ || !admission_ || !unanswered_.empty()) {
+        return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (const Hold& hold : holds_.list()) {
+        if (!hold.established) {
+            continue;
+        }
+        const auto expected_it = held_online_.find(hold.id);
+        const CpuSet expected =
+            expected_it != held_online_.end() ? expected_it->second : online_by_state(hold);
+        const CpuSet present = hold.cpus & state_.present;
+        const CpuSet online_now = present & state_.online;
+        const CpuSet wrong =
+            ((online_now - expected) | ((expected & present) - online_now)) - reputting_[hold.id];
+        CpuSet& known = known_wrong_[hold.id];
+        const CpuSet fresh = wrong - known;
+        known = wrong;
+        if (fresh.empty()) {
+            continue;
+        }
+        auto& times = reputs_[hold.id];
+        times.erase(std::remove_if(times.begin(), times.end(),
+                                   [&](auto t) { return now - t >= std::chrono::minutes(1); }),
+                    times.end());
+        const bool report_only = setup_.settings.enforce_holds == EnforceHolds::Report;
+        const bool limited = !report_only && times.size() >= kMaxReputsPerMinute;
+        const auto counted = holds_.count_violation(hold.id);
+        HoldViolation violation;
+        violation.hold_id = hold.id;
+        violation.who = hold.who;
+        violation.holder = hold.holder;
+        violation.cpus = fresh;
+        violation.online = fresh & online_now;
+        violation.action = report_only ? "report" : limited ? "limited" : "restore";
+        violation.count = counted ? counted->violations : hold.violations + 1;
+        std::string changed;
+        if (!violation.online.empty()) {
+            changed += "CPU " + violation.online.to_string() + " came online";
+        }
+        if (const CpuSet went = fresh - online_now; !went.empty()) {
+            changed += (changed.empty() ? "" : ", ") + std::string("CPU ") + went.to_string() +
+                       " went offline";
+        }
+        notice(
+            Notice::Level::Warning,
+            describe(hold) + ", holder " + hold.holder + ": " + changed +
+                " without cpuhpd (violation " + std::to_string(violation.count) + "); " +
+                (report_only ? "reported only (enforce_holds: report)"
+                 : limited   ? "not put back: put back " + std::to_string(times.size()) +
+                                 " times in the last minute already (at most " +
+                                 std::to_string(kMaxReputsPerMinute) + "); reported only until then"
+                           : "putting it back"),
+            {{"HOLD_ID", std::to_string(hold.id)},
+             {"HOLD_WHO", hold.who},
+             {"HOLDER", hold.holder},
+             {"CPUS", fresh.to_string()},
+             {"VIOLATIONS", std::to_string(violation.count)},
+             {"ENFORCE", violation.action}});
+        save_holds();
+        events_.hold_violated(violation);
+        if (report_only || limited) {
+            continue;
+        }
+        times.push_back(now);
+        reputting_[hold.id] |= wrong;
+        const CpuSet back_online = expected & wrong;
+        const CpuSet back_offline = wrong - expected;
+        admission_->post([this, id = hold.id, back_online, back_offline] {
+            const MachineState state = read();
+            for (const auto& [action, cpus] : {std::pair{Action::Online, back_online},
+                                               std::pair{Action::Offline, back_offline}}) {
+                if (cpus.empty()) {
+                    continue;
+                }
+                Request request;
+                request.action = action;
+                request.cpus = cpus;
+                request.mask = cpus.to_string();
+                request.mode = Mode::BestEffort;
+                request.caller = hold_caller(id);
+                auto finished = [this, id, cpus](const RequestResult& result) {
+                    events_.request_finished(result);
+                    if (auto it = reputting_.find(id); it != reputting_.end()) {
+                        it->second = it->second - cpus;
+                    }
+                    // Judged again at the next read (the one after the batch, below): a
+                    // put-back that failed, or a writer that struck again during it, is a
+                    // new violation (bounded by kMaxReputsPerMinute).
+                    if (auto it = known_wrong_.find(id); it != known_wrong_.end()) {
+                        it->second = it->second - cpus;
+                    }
+                };
+                try {
+                    queue(std::move(request), state, finished);
+                } catch (const std::exception& error) {
+                    notice(Notice::Level::Warning, "hold " + std::to_string(id) +
+                                                       ": cannot put CPU " + cpus.to_string() +
+                                                       " back: " + error.what());
+                    post_([this, id, cpus] {
+                        if (auto it = reputting_.find(id); it != reputting_.end()) {
+                            it->second = it->second - cpus;
+                        }
+                    });
+                }
+            }
+        });
+    }
 }
 
 void Engine::restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done) {

@@ -131,7 +131,7 @@ void add_affinity_summary(RecoveryReport& report) {
 RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths& paths,
                        AttributeWriter& writer, BatchRunner& runner,
                        const std::function<MachineState()>& read_state,
-                       const EngineSettings& settings) {
+                       const EngineSettings& settings, const CpuSet& held) {
     RecoveryReport report;
     report.when = std::chrono::system_clock::now();
     const std::filesystem::path file = state_dir / kJournalFileName;
@@ -197,7 +197,9 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
             continue;
         }
         report.found.add(cpu);
-        (wants_rollback(cpu, record, settings.recovery) ? to_restore : report.kept).add(cpu);
+        (wants_rollback(cpu, record, settings.recovery) && !held.contains(cpu) ? to_restore
+                                                                               : report.kept)
+            .add(cpu);
     }
     std::string refusal;
     if (!to_restore.empty()) {
@@ -224,7 +226,15 @@ RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths&
                      std::to_string(report.planned.count()) + " CPUs had changed (" +
                      cpus_or_none(report.found) + "); put back " + cpus_or_none(report.restored);
     if (!report.kept.empty()) {
-        report.summary += ", kept " + report.kept.to_string() + " (best-effort)";
+        const CpuSet kept_held = report.kept & held;
+        const CpuSet kept_other = report.kept - held;
+        if (!kept_other.empty()) {
+            report.summary += ", kept " + kept_other.to_string() + " (best-effort)";
+        }
+        if (!kept_held.empty()) {
+            report.summary +=
+                ", kept " + kept_held.to_string() + " (held by a hold kept across the restart)";
+        }
     }
     if (!report.failed.empty()) {
         report.summary += ", failed to put back " + report.failed.to_string() +

@@ -59,17 +59,18 @@ struct RecoveryReport {
     std::string summary;  // one sentence for people
 };
 
-// `read_state` reads the machine; `runner` (with a NullJournal: the journal being
-// recovered stays until recovery is done) writes the restoring batch. Never throws for a
-// bad journal; throws only what `runner` throws.
 // "2 restored, 1 gone": how many of each status.
 std::string count_affinity(const std::vector<AffinityRestore>& settled);
 // Appends what `report.affinity` says to its summary ("; affinity: 2 restored, 1 gone").
 void add_affinity_summary(RecoveryReport& report);
 
+// `read_state` reads the machine; `runner` (with a NullJournal: the journal being
+// recovered stays until recovery is done) writes the restoring batch. Never throws for a
+// bad journal; throws only what `runner` throws. CPUs of `held` (held by holds a restarted
+// daemon keeps, holds.h) are left as they are, reported kept: the holds defend them.
 RecoveryReport recover(const std::filesystem::path& state_dir, const SysfsPaths& paths,
                        AttributeWriter& writer, BatchRunner& runner,
                        const std::function<MachineState()>& read_state,
-                       const EngineSettings& settings);
+                       const EngineSettings& settings, const CpuSet& held = {});
 
 }  // namespace cpuhpd

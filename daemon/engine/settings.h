@@ -5,9 +5,24 @@
 #include <cstddef>
 
 #include "cpuset.h"
+#include "enums.h"
 #include "request.h"
 
 namespace cpuhpd {
+
+// What the engine does when a held CPU changes without cpuhpd (config enforce_holds).
+enum class EnforceHolds {
+    Restore,  // put it back (bounded: kMaxReputsPerMinute per hold), report it
+    Report,   // report it only
+};
+inline constexpr EnumNames<EnforceHolds, 2> kEnforceHoldsNames{{
+    {EnforceHolds::Restore, "restore"},
+    {EnforceHolds::Report, "report"},
+}};
+
+// Config hold_grace_s: how long after a restart a hold waits for its holder to re-attach.
+inline constexpr long long kMinHoldGraceS = 1;
+inline constexpr long long kMaxHoldGraceS = 86400;
 
 struct EngineSettings {
     CpuSet protected_cpus = CpuSet::single(0);  // never taken offline
@@ -17,6 +32,8 @@ struct EngineSettings {
     Mode default_mode = Mode::Atomic;
     std::size_t max_queued_requests = 256;           // beyond this, callers get Busy
     RecoveryPolicy recovery = RecoveryPolicy::Auto;  // for a batch a crash interrupted
+    std::chrono::seconds hold_grace{60};             // after a restart, for holders to re-attach
+    EnforceHolds enforce_holds = EnforceHolds::Restore;
 };
 
 }  // namespace cpuhpd

@@ -28,9 +28,11 @@ public:
                    const char* what, const std::map<std::string, std::string>& details,
                    std::function<void()> proceed, std::function<void(const sdbus::Error&)> refuse);
 
-private:
+    // The uid of the caller of `message` as the bus verified it; nullopt (with `why`) when
+    // the bus gives none.
     std::optional<uid_t> verified_uid(const sdbus::Message* message, std::string& why) const;
 
+private:
     std::unique_ptr<sdbus::IProxy> bus_driver_;  // org.freedesktop.DBus, for credentials
     PolkitAuthority polkit_;  // last: its pending checks (which use the caller's objects) end first
 };

@@ -2,6 +2,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -76,7 +77,11 @@ Daemon::Daemon(Config config)
                                 .count();
 }
 
-Daemon::~Daemon() = default;
+Daemon::~Daemon() {
+    if (hold_grace_timer_ != nullptr) {
+        sd_event_source_disable_unref(hold_grace_timer_);
+    }
+}
 
 void Daemon::publish_metrics() {
     if (!metrics_file_) {
@@ -164,6 +169,69 @@ void Daemon::hold(HoldAsk ask, std::function<void(HoldAnswer)> done) {
 void Daemon::release_hold(std::uint64_t id, const std::string& caller,
                           std::function<void(ReleaseAnswer)> done) {
     engine_.release(id, caller, std::move(done));
+}
+
+sdbus::UnixFd Daemon::attach_hold(std::uint64_t id, const std::string& caller) {
+    if (!hold_links_) {
+        throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; attach again when it is back");
+    }
+    const auto holds = engine_.holds();
+    if (std::none_of(holds.begin(), holds.end(), [&](const Hold& h) { return h.id == id; })) {
+        throw Refusal(RefusalKind::NoSuchHold, "no hold " + std::to_string(id) + " exists");
+    }
+    // The new fd first (it replaces the old link): when it cannot be made, nothing changes.
+    sdbus::UnixFd fd;
+    try {
+        fd = hold_links_->link(id, *connection_, caller);
+    } catch (const std::exception& error) {
+        log::warning("hold " + std::to_string(id) +
+                     ": cannot link it to a new fd: " + error.what());
+        throw;
+    }
+    try {
+        engine_.attach_hold(id, caller);
+    } catch (...) {
+        hold_links_->unlink(id);
+        throw;
+    }
+    return fd;
+}
+
+void Daemon::hold_violated(const HoldViolation& violation) {
+    if (adaptor_) {
+        adaptor_->announce_violation(violation);
+    }
+}
+
+void Daemon::start_hold_grace() {
+    if (engine_.unattached_holds().empty()) {
+        return;
+    }
+    const auto grace =
+        std::chrono::duration_cast<std::chrono::microseconds>(engine_.settings().hold_grace);
+    const int r = sd_event_add_time_relative(
+        loop_.get(), &hold_grace_timer_, CLOCK_MONOTONIC, static_cast<std::uint64_t>(grace.count()),
+        0,
+        [](sd_event_source*, uint64_t, void* self) -> int {
+            auto* daemon = static_cast<Daemon*>(self);
+            daemon->loop_.post([daemon] {
+                if (!daemon->engine_.stopping()) {
+                    daemon->engine_.expire_unattached();
+                }
+            });
+            return 0;
+        },
+        this);
+    if (r < 0) {
+        log::error(std::string("cannot arm the holds' grace timer: ") + std::strerror(-r) +
+                   "; ending the holds kept across the restart now");
+        engine_.expire_unattached();
+        return;
+    }
+    log::info(std::to_string(engine_.unattached_holds().size()) +
+              " hold(s) kept across the restart wait " +
+              std::to_string(engine_.settings().hold_grace.count()) +
+              " s for their holders to re-attach");
 }
 
 void Daemon::hold_ended(const Hold& hold) {
@@ -350,6 +418,8 @@ int Daemon::run() {
     if (stopped_while_starting("before recovery")) {
         return 0;
     }
+    // Before recovery, which leaves their CPUs as the holds have them.
+    engine_.load_holds();
     // Before any batch can start and before the name is taken.
     recover_interrupted_batch();
     settle_partitions();
@@ -382,6 +452,7 @@ int Daemon::run() {
                   }(),
               {{"CPUS", engine_.state().online.to_string()}});
     sd_notify(0, "READY=1\nSTATUS=Serving org.cpuhpd1");
+    start_hold_grace();
 
     return wind_down(loop_.run());
 }
@@ -400,8 +471,10 @@ int Daemon::wind_down(int code) {
     loop_.drain();
     loop_.drain();
     if (const auto holds = engine_.holds(); !holds.empty()) {
-        log::info(std::to_string(holds.size()) +
-                  " hold(s) end with the service, without a restore; their CPUs stay as they are");
+        log::info(std::to_string(holds.size()) + " hold(s) kept in " +
+                  (config_.state_dir / kHoldsFileName).string() +
+                  " for the next start: their holders may re-attach within " +
+                  std::to_string(engine_.settings().hold_grace.count()) + " s of it");
     }
     hold_links_.reset();  // its bus matches go before the connection
     adaptor_.reset();

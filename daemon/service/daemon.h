@@ -50,6 +50,7 @@ public:
     void release_hold(std::uint64_t id, const std::string& caller,
                       std::function<void(ReleaseAnswer)> done) override;
     std::vector<Hold> holds() const override { return engine_.holds(); }
+    sdbus::UnixFd attach_hold(std::uint64_t id, const std::string& caller) override;
     const std::map<std::string, Profile>& profiles() const override { return engine_.profiles(); }
     std::optional<ActiveProfile> active_profile() const override {
         return engine_.active_profile();
@@ -64,6 +65,7 @@ private:
     void request_finished(const RequestResult& result) override;
     void holds_changed() override;
     void hold_ended(const Hold& hold) override;
+    void hold_violated(const HoldViolation& violation) override;
     void profile_change_ended() override;
     void notice(const Notice& notice) override;
 
@@ -74,6 +76,9 @@ private:
     void publish_metrics_soon();
 
     void start_uevents();
+    // Holds kept across a restart: ends those whose holder has not re-attached once the
+    // grace period (config hold_grace_s) is over.
+    void start_hold_grace();
     // Before the name is taken: undoes a batch the last daemon left unfinished.
     void recover_interrupted_batch();
     // Then gives cpuset partitions back the online CPUs the last daemon took from them.
@@ -101,6 +106,7 @@ private:
     Metrics metrics_;
     std::unique_ptr<MetricsFile> metrics_file_;
     bool metrics_pending_ = false;
+    sd_event_source* hold_grace_timer_ = nullptr;  // main thread
 
     std::unique_ptr<UeventMonitor> uevents_;
     std::unique_ptr<sdbus::IConnection> connection_;

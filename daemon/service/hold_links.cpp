@@ -71,6 +71,7 @@ sdbus::UnixFd HoldLinks::link(std::uint64_t id, sdbus::IConnection& connection,
         close(ends[0]);
         throw;
     }
+    unlink(id);  // a new link for the hold (AttachHold) replaces the old one
     links_.emplace(id, std::move(link));
     return holder_end;
 }

@@ -30,7 +30,8 @@ public:
 
     // Opens hold `id`'s pipe: the service keeps and watches the read end, the write end is
     // returned for the holder. Watches `holder` (a unique bus name; none when empty) on
-    // `connection`. Throws std::system_error or sdbus::Error.
+    // `connection`; replaces the link hold `id` had (its old fd no longer ends it). Throws
+    // std::system_error or sdbus::Error (the old link stays then).
     sdbus::UnixFd link(std::uint64_t id, sdbus::IConnection& connection, const std::string& holder);
     // Forgets hold `id` (no call to on_gone): closes the service's end and stops watching.
     void unlink(std::uint64_t id);

@@ -199,6 +199,14 @@ void ManagerAdaptor::HoldCpus(
         ask.who = std::move(who);
         ask.why = std::move(why);
         ask.restore = hold_options.restore;
+        {
+            std::string why_no_uid;
+            const auto uid =
+                authorization_.verified_uid(getObject().getCurrentlyProcessedMessage(), why_no_uid);
+            if (uid) {
+                ask.uid = static_cast<std::uint32_t>(*uid);
+            }
+        }
         const std::map<std::string, std::string> details{
             {"mask", ask.change.mask}, {"state", state}, {"who", ask.who}, {"why", ask.why}};
         using Call = sdbus::Result<sdbus::UnixFd, uint64_t, std::vector<ResultEntry>, Summary>;
@@ -240,6 +248,45 @@ void ManagerAdaptor::ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& resul
                       std::move(release), refuser(reply));
         }
     });
+}
+
+void ManagerAdaptor::AttachHold(sdbus::Result<sdbus::UnixFd>&& result, uint64_t hold_id) {
+    guarded("AttachHold", [&] {
+        using Call = sdbus::Result<sdbus::UnixFd>;
+        auto reply = std::make_shared<Call>(std::move(result));
+        auto attach = [this, reply, hold_id, sender = caller()] {
+            sdbus::UnixFd fd = backend_.attach_hold(hold_id, sender);
+            reply_or_fail(*reply, [&] { reply->returnResults(fd); });
+        };
+        const auto holds = backend_.holds();
+        const auto hold = std::find_if(holds.begin(), holds.end(),
+                                       [&](const Hold& h) { return h.id == hold_id; });
+        if (hold == holds.end()) {
+            throw Refusal(RefusalKind::NoSuchHold, "no hold " + std::to_string(hold_id) +
+                                                       " exists (it ended, or never was)");
+        }
+        // The uid that took the hold may always attach it again; anyone else needs the
+        // right to take holds (uid 0 passes at once, others ask polkit).
+        std::string why;
+        const auto uid =
+            authorization_.verified_uid(getObject().getCurrentlyProcessedMessage(), why);
+        if (uid && hold->uid && *uid == *hold->uid) {
+            attach();
+        } else {
+            authorize(kActionHoldCpus, "AttachHold", {{"hold", std::to_string(hold_id)}},
+                      std::move(attach), refuser(reply));
+        }
+    });
+}
+
+void ManagerAdaptor::announce_violation(const HoldViolation& violation) {
+    try {
+        emitHoldViolated(violation.hold_id, violation.who, violation.holder,
+                         violation.cpus.to_string(), violation.online.to_string(), violation.action,
+                         violation.count);
+    } catch (const sdbus::Error& error) {
+        log::warning(std::string("cannot emit HoldViolated: ") + error.what());
+    }
 }
 
 void ManagerAdaptor::profile_change(ChangeResult&& result, ProfileAsk ask, const char* what) {

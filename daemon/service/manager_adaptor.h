@@ -67,6 +67,9 @@ public:
     virtual void release_hold(std::uint64_t id, const std::string& caller,
                               std::function<void(ReleaseAnswer)> done) = 0;
     virtual std::vector<Hold> holds() const = 0;
+    // Makes `caller` the holder of hold `id` and returns the holder's end of a new fd for
+    // it. Throws Refusal(NoSuchHold), Refusal(Busy), or what linking the fd throws.
+    virtual sdbus::UnixFd attach_hold(std::uint64_t id, const std::string& caller) = 0;
     // The config's profiles, and the one in force (none: nothing applied).
     virtual const std::map<std::string, Profile>& profiles() const = 0;
     virtual std::optional<ActiveProfile> active_profile() const = 0;
@@ -105,6 +108,7 @@ private:
         std::string mask, std::string state, std::string who, std::string why,
         std::map<std::string, sdbus::Variant> options) override;
     void ReleaseHold(sdbus::Result<std::vector<ResultEntry>>&& result, uint64_t hold_id) override;
+    void AttachHold(sdbus::Result<sdbus::UnixFd>&& result, uint64_t hold_id) override;
     void ApplyProfile(ChangeResult&& result, std::string name,
                       std::map<std::string, sdbus::Variant> options) override;
     void RevertProfile(ChangeResult&& result,
@@ -128,6 +132,8 @@ private:
 public:
     // HoldsChanged, with the holds in force now.
     void announce_holds();
+    // HoldViolated.
+    void announce_violation(const HoldViolation& violation);
     // BatchFinished and BatchProgress (manager_properties.cpp).
     void announce_batch(const BatchReport& report);
     void announce_progress(std::uint64_t batch_id, std::size_t done, std::size_t total);

@@ -53,6 +53,8 @@ coalesce_ms: 0
 expedite: never
 default_mode: best-effort
 max_queued_requests: 16
+hold_grace_s: 5
+enforce_holds: report
 on_stop: finish
 metrics_file: /var/lib/prometheus/node-exporter/./cpuhpd.prom
 profiles:
@@ -73,6 +75,8 @@ profiles:
     EXPECT_EQ(config.engine.expedite, Expedite::Never);
     EXPECT_EQ(config.engine.default_mode, Mode::BestEffort);
     EXPECT_EQ(config.engine.max_queued_requests, 16u);
+    EXPECT_EQ(config.engine.hold_grace, std::chrono::seconds(5));
+    EXPECT_EQ(config.engine.enforce_holds, EnforceHolds::Report);
     EXPECT_EQ(config.on_stop, StopPolicy::Finish);
     EXPECT_EQ(config.metrics_file, "/var/lib/prometheus/node-exporter/cpuhpd.prom");
     ASSERT_EQ(config.profiles.size(), 3u);
@@ -117,6 +121,12 @@ TEST(Config, BadValues) {
          "test.yaml:1: key 'default_mode': 'careful' is not one of atomic, best-effort"},
         {"log_level: loud\n", "test.yaml:1: key 'log_level': 'loud' is not one of"},
         {"on_stop: wait\n", "test.yaml:1: key 'on_stop': 'wait' is not one of cancel, finish"},
+        {"hold_grace_s: 0\n", "test.yaml:1: key 'hold_grace_s': '0' is out of range 1..86400"},
+        {"\nhold_grace_s: 86401\n",
+         "test.yaml:2: key 'hold_grace_s': '86401' is out of range 1..86400"},
+        {"hold_grace_s: soon\n", "test.yaml:1: key 'hold_grace_s': 'soon' is not an integer"},
+        {"enforce_holds: fight\n",
+         "test.yaml:1: key 'enforce_holds': 'fight' is not one of restore, report"},
         {"protected_cpus: 5-1\n",
          "test.yaml:1: key 'protected_cpus': invalid cpulist '5-1' at position"},
         {"protected_cpus: abc\n", "test.yaml:1: key 'protected_cpus': invalid cpulist 'abc'"},
@@ -194,8 +204,8 @@ TEST_F(ConfigFile, ErrorsNameTheFile) {
                       ":2: key 'nope': unknown key (known: sysfs_root, "
                       "proc_root, cgroup_root, bus, state_dir, log_level, protected_cpus, "
                       "min_online, coalesce_ms, expedite, default_mode, "
-                      "max_queued_requests, recovery, on_stop, metrics_file, profiles, "
-                      "power_profiles)");
+                      "max_queued_requests, recovery, hold_grace_s, enforce_holds, on_stop, "
+                      "metrics_file, profiles, power_profiles)");
     }
 }
 

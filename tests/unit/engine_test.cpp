@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "engine_fixture.h"
+#include "journal_file.h"
 
 namespace cpuhpd::test {
 namespace {
@@ -71,6 +72,7 @@ struct RecordingEvents final : EngineEvents {
     void request_finished(const RequestResult& result) override { finished.push_back(result); }
     void holds_changed() override { ++holds_changes; }
     void hold_ended(const Hold& hold) override { ended.push_back(hold.id); }
+    void hold_violated(const HoldViolation& violation) override { violations.push_back(violation); }
     void profile_change_ended() override { ++profile_changes_ended; }
     void notice(const Notice& notice) override {
         const std::lock_guard lock(mutex);
@@ -92,6 +94,7 @@ struct RecordingEvents final : EngineEvents {
     std::vector<BatchReport> batches;
     std::vector<RequestResult> finished;
     std::vector<std::uint64_t> ended;
+    std::vector<HoldViolation> violations;
     std::mutex mutex;
     std::vector<std::string> notices;
 };
@@ -156,6 +159,29 @@ struct EngineTest : ::testing::Test {
         }
         EXPECT_TRUE(loop.pump_until([&] { return answer.has_value(); }));
         return answer.value_or(std::make_exception_ptr(std::runtime_error("no answer")));
+    }
+    // Takes a hold of `mask` for `holder` (uid 1000); its id.
+    std::uint64_t take_hold(const std::string& mask, const std::string& holder = ":1.7",
+                            Action state = Action::Offline) {
+        HoldAsk a;
+        a.change = ask(state, mask, holder);
+        a.who = "live-update";
+        a.why = "kernel update";
+        a.uid = 1000;
+        const auto outcome = hold(std::move(a));
+        EXPECT_TRUE(std::holds_alternative<HoldTaken>(outcome));
+        return std::holds_alternative<HoldTaken>(outcome) ? std::get<HoldTaken>(outcome).id : 0;
+    }
+    // A restart: the engine goes (as after kill -9: nothing ends its holds) and a new one
+    // starts from the same state directory, loading the holds before recovery.
+    std::size_t restart() {
+        engine->shutdown();
+        loop.settle();
+        engine = std::make_unique<Engine>(setup, machine.writer, events, loop.post());
+        const std::size_t loaded = engine->load_holds();
+        engine->recover();
+        engine->start();
+        return loaded;
     }
     std::string state_file(const std::string& name) {
         std::ifstream in(setup.state_dir / name);
@@ -371,6 +397,233 @@ TEST_F(EngineTest, AProfileInForceIsLoadedFromTheStateDirectory) {
     EXPECT_EQ(engine->active_profile()->name, "night");
     EXPECT_EQ(engine->active_profile()->taken, set({4, 5}));
     EXPECT_TRUE(events.said("profile night is in force"));
+}
+
+TEST_F(EngineTest, AHoldIsWrittenToTheStateDirectoryBeforeItsAnswer) {
+    std::optional<HoldOutcome> answer;
+    std::string file_at_answer;
+    HoldAsk a;
+    a.change = ask(Action::Offline, "4-5", ":1.7");
+    a.who = "live-update";
+    a.why = "kernel update";
+    a.uid = 1000;
+    engine->hold(std::move(a), [&](HoldOutcome got) {
+        file_at_answer = state_file(kHoldsFileName);
+        answer = std::move(got);
+    });
+    ASSERT_TRUE(loop.pump_until([&] { return answer.has_value(); }));
+    ASSERT_TRUE(std::holds_alternative<HoldTaken>(*answer));
+    const auto parsed = parse_holds(file_at_answer);
+    ASSERT_TRUE(std::holds_alternative<HoldsFile>(parsed)) << std::get<std::string>(parsed);
+    const auto& file = std::get<HoldsFile>(parsed);
+    ASSERT_EQ(file.holds.size(), 1U);
+    EXPECT_EQ(file.holds[0].id, std::get<HoldTaken>(*answer).id);
+    EXPECT_EQ(file.holds[0].cpus, set({4, 5}));
+    EXPECT_EQ(file.holds[0].uid, std::optional<std::uint32_t>(1000));
+    EXPECT_EQ(file.holds[0].who, "live-update");
+    EXPECT_EQ(file.holds[0].why, "kernel update");
+    EXPECT_EQ(file.holds[0].holder, ":1.7");
+
+    // Released: gone from the file too.
+    std::optional<ReleaseAnswer> released;
+    engine->release(file.holds[0].id, ":1.7", [&](ReleaseAnswer got) { released = got; });
+    ASSERT_TRUE(loop.pump_until([&] { return released.has_value(); }));
+    const auto after = parse_holds(state_file(kHoldsFileName));
+    ASSERT_TRUE(std::holds_alternative<HoldsFile>(after));
+    EXPECT_TRUE(std::get<HoldsFile>(after).holds.empty());
+}
+
+TEST_F(EngineTest, AHoldSurvivesARestartUnattachedAndStillRefusesOthers) {
+    const auto id = take_hold("4-5");
+    ASSERT_EQ(restart(), 1U);
+    ASSERT_EQ(engine->holds().size(), 1U);
+    const Hold kept = engine->holds()[0];
+    EXPECT_EQ(kept.id, id);
+    EXPECT_FALSE(kept.attached);
+    EXPECT_EQ(kept.uid, std::optional<std::uint32_t>(1000));
+    EXPECT_EQ(engine->unattached_holds(), std::vector<std::uint64_t>{id});
+    EXPECT_FALSE(machine.fs.online().contains(4));
+    EXPECT_TRUE(events.said("kept across the restart"));
+    // Others are refused, and so is a caller that happens to reuse the old holder's name.
+    for (const char* caller : {":1.8", ":1.7"}) {
+        const auto other = change(ask(Action::Online, "4", caller));
+        ASSERT_TRUE(std::holds_alternative<std::exception_ptr>(other)) << caller;
+        EXPECT_EQ(refusal_of(std::get<std::exception_ptr>(other)), RefusalKind::Held);
+    }
+    // A new hold gets a new id, after the kept one.
+    EXPECT_GT(take_hold("6", ":1.9"), id);
+}
+
+TEST_F(EngineTest, AReattachedHoldIsKeptPastTheGracePeriod) {
+    const auto id = take_hold("4-5");
+    restart();
+    EXPECT_THROW(engine->attach_hold(id + 100, ":2.1"), Refusal);
+    const Hold attached = engine->attach_hold(id, ":2.1");
+    EXPECT_TRUE(attached.attached);
+    EXPECT_EQ(attached.holder, ":2.1");
+    EXPECT_TRUE(engine->unattached_holds().empty());
+    EXPECT_TRUE(events.said("re-attached by :2.1"));
+    engine->expire_unattached();
+    loop.settle();
+    ASSERT_EQ(engine->holds().size(), 1U);
+    EXPECT_FALSE(machine.fs.online().contains(4));
+    // The new holder may change its CPUs; the file names it.
+    EXPECT_TRUE(std::holds_alternative<RequestResult>(change(ask(Action::Online, "4", ":2.1"))));
+    const auto parsed = parse_holds(state_file(kHoldsFileName));
+    ASSERT_TRUE(std::holds_alternative<HoldsFile>(parsed));
+    EXPECT_EQ(std::get<HoldsFile>(parsed).holds.at(0).holder, ":2.1");
+}
+
+TEST_F(EngineTest, AHoldNotReattachedEndsWithItsRestoreAfterTheGracePeriod) {
+    take_hold("4-5");
+    restart();
+    ASSERT_FALSE(machine.fs.online().contains(4));
+    engine->expire_unattached();
+    EXPECT_TRUE(engine->holds().empty());
+    EXPECT_TRUE(loop.pump_until(
+        [&] { return machine.fs.online().contains(4) && machine.fs.online().contains(5); }));
+    EXPECT_TRUE(events.said("did not re-attach within 60 s"));
+    loop.settle();
+    const auto parsed = parse_holds(state_file(kHoldsFileName));
+    ASSERT_TRUE(std::holds_alternative<HoldsFile>(parsed));
+    EXPECT_TRUE(std::get<HoldsFile>(parsed).holds.empty());
+    // A second restart finds nothing to keep.
+    EXPECT_EQ(restart(), 0U);
+}
+
+TEST_F(EngineTest, HoldsOfAnEarlierBootAndBadHoldsFilesAreNotKept) {
+    engine->shutdown();
+    loop.settle();
+    std::filesystem::create_directories(setup.state_dir);
+    HoldsFile old;
+    old.boottime_ns = boottime_ns() + 3'600'000'000'000ULL;  // written "later" in its boot
+    Hold hold;
+    hold.id = 3;
+    hold.cpus = set({4});
+    hold.who = "x";
+    hold.since = std::chrono::system_clock::now();
+    old.holds.push_back(hold);
+    std::ofstream(setup.state_dir / kHoldsFileName) << format_holds(old);
+    engine = std::make_unique<Engine>(setup, machine.writer, events, loop.post());
+    EXPECT_EQ(engine->load_holds(), 0U);
+    EXPECT_TRUE(events.said("ended with it"));
+    EXPECT_FALSE(std::filesystem::exists(setup.state_dir / kHoldsFileName));
+
+    std::ofstream(setup.state_dir / kHoldsFileName)
+        << "cpuhpd-holds 1 boottime_ns=1 next_id=2\nnonsense\n";
+    EXPECT_EQ(engine->load_holds(), 0U);
+    EXPECT_TRUE(events.said("moved to"));
+    EXPECT_TRUE(
+        std::filesystem::exists(setup.state_dir / (std::string(kHoldsFileName) + ".rejected")));
+    engine->start();
+}
+
+TEST_F(EngineTest, AHeldCpuChangedOutsideIsPutBackAndCounted) {
+    const auto id = take_hold("4-5");
+    loop.settle();
+    machine.fs.set_online(4, true);  // a udev rule's write
+    engine->refresh();
+    ASSERT_TRUE(loop.pump_until([&] { return !events.violations.empty(); }));
+    const HoldViolation& v = events.violations.at(0);
+    EXPECT_EQ(v.hold_id, id);
+    EXPECT_EQ(v.cpus, set({4}));
+    EXPECT_EQ(v.online, set({4}));
+    EXPECT_EQ(v.action, "restore");
+    EXPECT_EQ(v.count, 1U);
+    EXPECT_EQ(v.holder, ":1.7");
+    EXPECT_TRUE(loop.pump_until([&] { return !machine.fs.online().contains(4); }));
+    EXPECT_TRUE(events.said("CPU 4 came online without cpuhpd"));
+    loop.settle();
+    EXPECT_EQ(engine->holds().at(0).violations, 1U);
+    const auto parsed = parse_holds(state_file(kHoldsFileName));
+    ASSERT_TRUE(std::holds_alternative<HoldsFile>(parsed));
+    EXPECT_EQ(std::get<HoldsFile>(parsed).holds.at(0).violations, 1U);
+    // The holder's own change is no violation.
+    EXPECT_TRUE(std::holds_alternative<RequestResult>(change(ask(Action::Online, "5", ":1.7"))));
+    loop.settle();
+    engine->refresh();
+    loop.settle();
+    EXPECT_EQ(events.violations.size(), 1U);
+    EXPECT_TRUE(machine.fs.online().contains(5));
+}
+
+TEST_F(EngineTest, AWriterThatFightsAHoldIsPutBackAFewTimesThenOnlyReported) {
+    take_hold("6");
+    loop.settle();
+    for (std::size_t i = 0; i < kMaxReputsPerMinute + 2; ++i) {
+        machine.fs.set_online(6, true);
+        engine->refresh();
+        ASSERT_TRUE(loop.pump_until([&] { return events.violations.size() == i + 1; })) << i;
+        if (i < kMaxReputsPerMinute) {
+            EXPECT_EQ(events.violations.back().action, "restore") << i;
+            ASSERT_TRUE(loop.pump_until([&] { return !machine.fs.online().contains(6); })) << i;
+            loop.settle();
+        } else {
+            EXPECT_EQ(events.violations.back().action, "limited") << i;
+            loop.settle();
+            EXPECT_TRUE(machine.fs.online().contains(6)) << i;
+            machine.fs.set_online(6, false);  // the writer turns
+            engine->refresh();
+            loop.settle();
+        }
+    }
+    EXPECT_EQ(engine->holds().at(0).violations, kMaxReputsPerMinute + 2);
+}
+
+TEST_F(EngineTest, EnforceHoldsReportLeavesTheChange) {
+    engine->shutdown();
+    loop.settle();
+    setup.settings.enforce_holds = EnforceHolds::Report;
+    engine = std::make_unique<Engine>(setup, machine.writer, events, loop.post());
+    engine->start();
+    take_hold("4");
+    loop.settle();
+    machine.fs.set_online(4, true);
+    engine->refresh();
+    ASSERT_TRUE(loop.pump_until([&] { return !events.violations.empty(); }));
+    EXPECT_EQ(events.violations[0].action, "report");
+    // Reported once while it stays so.
+    engine->refresh();
+    loop.settle();
+    EXPECT_EQ(events.violations.size(), 1U);
+    EXPECT_TRUE(machine.fs.online().contains(4));
+}
+
+TEST_F(EngineTest, RecoveryLeavesTheCpusOfKeptHoldsAsHeld) {
+    take_hold("4-5");
+    engine->shutdown();
+    loop.settle();
+    // A journal of an interrupted atomic offline of 4-7 that had done 4-7 (4-5 were held
+    // offline before it by the hold... and 6-7 went down in it).
+    machine.fs.set_online(6, false);
+    machine.fs.set_online(7, false);
+    JournalRecord record;
+    record.batch_id = 9;
+    record.action = Action::Offline;
+    record.strategy = StrategyKind::PerCpu;
+    record.order = {4, 5, 6, 7};
+    record.online_before = set({4, 5, 6, 7});
+    record.boottime_ns = boottime_ns();
+    JournalRequest request;
+    request.cpus = set({4, 5, 6, 7});
+    request.mode = Mode::Atomic;
+    record.requests.push_back(request);
+    {
+        FileJournal journal(setup.state_dir, {});
+        journal.begin(record);
+        for (const unsigned cpu : record.order) {
+            journal.cpu_written(cpu, 0);
+        }
+    }
+    engine = std::make_unique<Engine>(setup, machine.writer, events, loop.post());
+    ASSERT_EQ(engine->load_holds(), 1U);
+    const RecoveryReport& report = engine->recover();
+    EXPECT_EQ(report.outcome, RecoveryOutcome::Recovered);
+    EXPECT_EQ(report.restored, set({6, 7}));
+    EXPECT_EQ(report.kept, set({4, 5}));
+    EXPECT_FALSE(machine.fs.online().contains(4));
+    EXPECT_TRUE(machine.fs.online().contains(6));
+    engine->start();
 }
 
 }  // namespace

@@ -82,6 +82,10 @@ copy_bin() { # src dest
 }
 copy_bin "$(command -v dbus-daemon)" /usr/bin/dbus-daemon
 copy_bin "$(command -v dbus-send)" /usr/bin/dbus-send
+# hold-defend watches for the HoldViolated signal (missing: that check SKIPs).
+dbus_monitor_bin="$(command -v dbus-monitor || true)"
+if [ -n "$dbus_monitor_bin" ]; then copy_bin "$dbus_monitor_bin" /usr/bin/dbus-monitor
+else log "WARNING: dbus-monitor not found; hold-defend will not see HoldViolated"; fi
 copy_bin "$(command -v jq)" /usr/bin/jq
 # util-linux chcpu, the peer the benchmark compares against (busybox has none).
 chcpu_bin="$(command -v chcpu || true)"

@@ -168,6 +168,7 @@ RawClient::~RawClient() {
     sd_bus_slot_unref(batch_slot_);
     sd_bus_slot_unref(props_slot_);
     sd_bus_slot_unref(progress_slot_);
+    sd_bus_slot_unref(violated_slot_);
     sd_bus_flush_close_unref(bus_);
 }
 
@@ -393,6 +394,28 @@ RawClient::Held RawClient::hold_cpus(const std::string& mask, const std::string&
     out.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);  // the message's own copy closes with it
     read_results(reply.m, out.call.results);
     check(read_vardict(reply.m, out.call.summary), "HoldCpus reply: summary");
+    return out;
+}
+
+RawClient::Held RawClient::attach_hold(std::uint64_t hold_id, std::chrono::seconds timeout) {
+    MessageRef msg;
+    check(sd_bus_message_new_method_call(bus_, &msg.m, kBusName, kPath, kInterface, "AttachHold"),
+          "new_method_call");
+    check(sd_bus_message_append(msg.m, "t", hold_id), "append hold_id");
+    Held out;
+    BusError err;
+    MessageRef reply;
+    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
+    if (r < 0) {
+        out.call.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
+        out.call.error_message = err.e.message ? err.e.message : "";
+        return out;
+    }
+    out.call.ok = true;
+    int fd = -1;
+    check(sd_bus_message_read(reply.m, "h", &fd), "AttachHold reply: fd");
+    out.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    out.hold_id = hold_id;
     return out;
 }
 
@@ -658,12 +681,38 @@ void RawClient::subscribe() {
                                   "BatchProgress", &RawClient::on_batch_progress, this),
               "match BatchProgress");
     }
+    if (!violated_slot_) {
+        check(sd_bus_match_signal(bus_, &violated_slot_, nullptr, kPath, kInterface, "HoldViolated",
+                                  &RawClient::on_hold_violated, this),
+              "match HoldViolated");
+    }
     if (!props_slot_) {
         check(sd_bus_match_signal(bus_, &props_slot_, nullptr, kPath,
                                   "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                   &RawClient::on_properties_changed, this),
               "match PropertiesChanged");
     }
+}
+
+int RawClient::on_hold_violated(sd_bus_message* m, void* userdata, sd_bus_error*) {
+    auto* self = static_cast<RawClient*>(userdata);
+    HoldViolated v;
+    const char *who = nullptr, *holder = nullptr, *cpus = nullptr, *online = nullptr,
+               *action = nullptr;
+    if (sd_bus_message_read(m,
+                            "tsssss"
+                            "t",
+                            &v.hold_id, &who, &holder, &cpus, &online, &action,
+                            &v.violations) < 0) {
+        return 0;
+    }
+    v.who = who;
+    v.holder = holder;
+    v.cpus = cpus;
+    v.online = online;
+    v.action = action;
+    self->violations_.push_back(v);
+    return 0;
 }
 
 bool RawClient::wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout) {

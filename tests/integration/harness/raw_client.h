@@ -67,6 +67,11 @@ struct BatchFinished {
     std::uint64_t duration_us = 0;
     std::string cancelled;
 };
+struct HoldViolated {
+    std::uint64_t hold_id = 0;
+    std::string who, holder, cpus, online, action;
+    std::uint64_t violations = 0;
+};
 struct BatchProgress {
     std::uint64_t batch_id = 0;
     std::uint32_t done = 0, total = 0;
@@ -121,6 +126,9 @@ public:
     Held hold_cpus(const std::string& mask, const std::string& state, const std::string& who,
                    const std::string& why, const std::map<std::string, Option>& options = {},
                    std::chrono::seconds timeout = 30s);
+    // AttachHold: on success `fd` is the hold's new fd (close-on-exec), else `call` has the
+    // error.
+    Held attach_hold(std::uint64_t hold_id, std::chrono::seconds timeout = 30s);
     // ReleaseHold: the restore's results (no summary), or the error.
     CallResult release_hold(std::uint64_t hold_id, std::chrono::seconds timeout = 30s);
     struct HoldEntry {
@@ -161,12 +169,17 @@ public:
     bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout);
     const std::vector<BatchFinished>& batches() const { return batches_; }
     const std::vector<BatchProgress>& progress() const { return progress_; }
+    // HoldViolated signals seen since subscribe().
+    const std::vector<HoldViolated>& violations() const { return violations_; }
     const std::vector<PropertiesChanged>& property_changes() const { return property_changes_; }
 
 private:
     static int on_batch_finished(sd_bus_message* m, void* userdata, sd_bus_error* err);
     static int on_properties_changed(sd_bus_message* m, void* userdata, sd_bus_error* err);
     static int on_batch_progress(sd_bus_message* m, void* userdata, sd_bus_error* err);
+    static int on_hold_violated(sd_bus_message* m, void* userdata, sd_bus_error* err);
+    sd_bus_slot* violated_slot_ = nullptr;
+    std::vector<HoldViolated> violations_;
     sd_bus* bus_ = nullptr;
     sd_bus_slot* batch_slot_ = nullptr;
     sd_bus_slot* props_slot_ = nullptr;
