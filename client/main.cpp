@@ -98,12 +98,13 @@ std::vector<char*> split_command(int argc, char** argv, std::vector<std::string>
     return own;
 }
 
-int report_error(const cpuctl::ErrorInfo& e, const std::string& bus, bool json) {
+int report_error(const cpuctl::ErrorInfo& e, const std::string& bus, bool json,
+                 std::optional<int> exit_code = std::nullopt) {
     if (json) {
         std::cout << cpuctl::error_json(e) << std::endl;
     }
     std::cerr << "cpuctl: " << cpuctl::describe_error(e, bus) << std::endl;
-    return cpuctl::exit_code_for_error(e.name);
+    return exit_code ? *exit_code : cpuctl::exit_code_for_error(e.name);
 }
 
 bool argv_has_json(int argc, char** argv) {
@@ -199,7 +200,7 @@ int main(int argc, char** argv) {
         cpuctl::DaemonClient client(bus_address, timeout);
         return dispatch(client, a);
     } catch (const cpuctl::DaemonError& e) {
-        return report_error(e.info(), bus, a.json);
+        return report_error(e.info(), bus, a.json, e.exit_code());
     } catch (const std::exception& e) {
         return report_error({cpuhpd::dbus::kErrorFailed, e.what()}, bus, a.json);
     }
