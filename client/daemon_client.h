@@ -110,6 +110,8 @@ public:
 
     // Which bus this client talks to, for messages: "the system bus (unix:path=...)".
     static std::string describe_bus(const std::optional<std::string>& bus_address);
+    // The bus connection (`cpuctl watch` runs its own loop on it).
+    sdbus::IConnection& connection() { return *connection_; }
 
     // With a progress callback the BatchProgress signals are dispatched while waiting.
     BatchReply batch(BatchMethod method, const std::string& argument, const BatchOptions& options,
