@@ -37,7 +37,7 @@ int run_cancel_command(DaemonClient& client, const CancelCommand& c, bool json) 
         // A batch id that names no running batch is invalid input (2); with no id, there is
         // just nothing to cancel (1).
         if (c.batch_id == 0 && e.info().name == cpuhpd::dbus::error_name(cpuhpd::to_string(
-                                                       cpuhpd::RefusalKind::NoSuchBatch))) {
+                                                    cpuhpd::RefusalKind::NoSuchBatch))) {
             throw DaemonError(e.info(), kExitFailed);
         }
         throw;

@@ -72,7 +72,7 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
         // An unknown profile name is invalid input (2); a revert with none in force names
         // nothing: there is just nothing to revert (1).
         if (c.revert->parsed() && e.info().name == cpuhpd::dbus::error_name(cpuhpd::to_string(
-                                                         cpuhpd::RefusalKind::NoSuchProfile))) {
+                                                       cpuhpd::RefusalKind::NoSuchProfile))) {
             throw DaemonError(e.info(), kExitFailed);
         }
         throw;

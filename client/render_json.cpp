@@ -49,8 +49,8 @@ Json holds_array(const std::vector<HoldInfo>& holds) {
 }
 
 Json hold_object(const HoldInfo& h) {
-    return {{"hold_id", h.id},     {"cpus", h.cpus},         {"state", h.state},
-            {"who", h.who},        {"why", h.why},           {"holder", h.holder},
+    return {{"hold_id", h.id},        {"cpus", h.cpus},      {"state", h.state},
+            {"who", h.who},           {"why", h.why},        {"holder", h.holder},
             {"since_us", h.since_us}, {"restore", h.restore}};
 }
 
@@ -62,8 +62,8 @@ Json batch_object(const BatchInFlight& b) {
     if (b.batch_id == 0) {
         return nullptr;
     }
-    return {{"batch_id", b.batch_id}, {"action", b.action},   {"cpus", b.cpus},
-            {"requests", b.requests}, {"done", b.done},       {"total", b.total},
+    return {{"batch_id", b.batch_id}, {"action", b.action}, {"cpus", b.cpus},
+            {"requests", b.requests}, {"done", b.done},     {"total", b.total},
             {"since_us", b.since_us}};
 }
 

@@ -310,15 +310,15 @@ void render_status_table(std::ostream& out, const Status& s) {
         caps += (caps.empty() ? "" : " ") + c;
     }
     std::vector<std::vector<std::string>> rows{{"online:", s.online},
-                     {"offline:", s.offline},
-                     {"possible:", s.possible},
-                     {"present:", s.present},
-                     {"protected:", s.protected_cpus},
-                     {"smt control:", or_dash(s.smt_control)},
-                     {"capabilities:", caps},
-                     {"busy:", yes_no(s.busy)},
-                     {"last recovery:", recovery_status_line(s)},
-                     {"holds:", std::to_string(s.holds.size())}};
+                                               {"offline:", s.offline},
+                                               {"possible:", s.possible},
+                                               {"present:", s.present},
+                                               {"protected:", s.protected_cpus},
+                                               {"smt control:", or_dash(s.smt_control)},
+                                               {"capabilities:", caps},
+                                               {"busy:", yes_no(s.busy)},
+                                               {"last recovery:", recovery_status_line(s)},
+                                               {"holds:", std::to_string(s.holds.size())}};
     for (const auto& h : s.holds) {
         rows.push_back({"hold " + std::to_string(h.id) + ":", hold_status_line(h)});
     }

@@ -39,10 +39,10 @@ bool take(const PropertyMap& props, const char* name, Out& out) {
 std::vector<HoldInfo> holds_of(const DbusHolds& holds) {
     std::vector<HoldInfo> out;
     for (const auto& entry : holds) {
-        out.push_back(std::apply([](const auto&... f) { return HoldInfo{f...}; },
-                                 static_cast<const std::tuple<uint64_t, std::string, std::string,
-                                                              std::string, std::string, std::string,
-                                                              uint64_t, bool>&>(entry)));
+        out.push_back(std::apply(
+            [](const auto&... f) { return HoldInfo{f...}; },
+            static_cast<const std::tuple<uint64_t, std::string, std::string, std::string,
+                                         std::string, std::string, uint64_t, bool>&>(entry)));
     }
     return out;
 }
@@ -85,13 +85,11 @@ std::vector<std::string> update_status(Status& s, const PropertyMap& props) {
     }
     if (decltype(p->CurrentBatch()) batch;
         take<decltype(p->CurrentBatch())>(props, kPropertyCurrentBatch, batch)) {
-        s.batch = BatchInFlight{field<uint64_t>(batch, kBatchId),
-                                field<std::string>(batch, kBatchAction),
-                                field<std::string>(batch, kBatchCpus),
-                                field<uint32_t>(batch, kBatchRequests),
-                                field<uint32_t>(batch, kBatchDone),
-                                field<uint32_t>(batch, kBatchTotal),
-                                field<uint64_t>(batch, kBatchSince)};
+        s.batch = BatchInFlight{
+            field<uint64_t>(batch, kBatchId),      field<std::string>(batch, kBatchAction),
+            field<std::string>(batch, kBatchCpus), field<uint32_t>(batch, kBatchRequests),
+            field<uint32_t>(batch, kBatchDone),    field<uint32_t>(batch, kBatchTotal),
+            field<uint64_t>(batch, kBatchSince)};
         set.emplace_back(kPropertyCurrentBatch);
     }
     if (decltype(p->PowerProfiles()) power;

@@ -192,8 +192,8 @@ private:
                 // A lost connection ends the watch; anything else was one message the glue
                 // could not decode (a malformed signal anybody may send): dropped.
                 if (cpuhpd::dbus::bus_processing_failed(e)) {
-                    throw DaemonError(ErrorInfo{e.getName(), "lost the bus connection: " +
-                                                                 e.getMessage()});
+                    throw DaemonError(
+                        ErrorInfo{e.getName(), "lost the bus connection: " + e.getMessage()});
                 }
                 warn("a message was dropped: " + e.getMessage());
             }
@@ -218,8 +218,7 @@ private:
     bool read_all(Status& s) {
         try {
             Status fresh;
-            update_status(fresh,
-                          proxy_->GetAll(org::cpuhpd1::Manager_proxy::INTERFACE_NAME));
+            update_status(fresh, proxy_->GetAll(org::cpuhpd1::Manager_proxy::INTERFACE_NAME));
             s = std::move(fresh);
             return true;
         } catch (const sdbus::Error& e) {
@@ -318,8 +317,8 @@ void WatchProxy::onBatchFinished(const uint64_t& batch_id, const std::string& ac
                                  const uint64_t& duration_us, const std::string& cancelled) {
     try {
         if (from_daemon()) {
-            watcher_.batch_finished(BatchEnd{batch_id, action, strategy, changed, failed,
-                                             requests, duration_us, cancelled});
+            watcher_.batch_finished(BatchEnd{batch_id, action, strategy, changed, failed, requests,
+                                             duration_us, cancelled});
         }
     } catch (const std::exception& e) {
         Watcher::warn(std::string("a BatchFinished was dropped: ") + e.what());

@@ -101,7 +101,7 @@ struct BatchInFlight {
     Action action = Action::Offline;
     CpuSet cpus;  // the CPUs its requests named, together
     std::size_t requests = 0;
-    std::size_t done = 0;   // its last progress step (0 of 0 before the first)
+    std::size_t done = 0;  // its last progress step (0 of 0 before the first)
     std::size_t total = 0;
     std::chrono::system_clock::time_point since{};
 };
@@ -251,7 +251,7 @@ private:
     std::atomic<bool> refresh_queued_{false};  // a re-read waits to be started
     mutable std::mutex in_flight_mutex_;
     std::optional<BatchInFlight> in_flight_;  // under in_flight_mutex_; set by the worker
-    HoldTable holds_;                          // any thread
+    HoldTable holds_;                         // any thread
     // Used on the admission thread only, once start() has made it; its worker calls into
     // everything above.
     std::unique_ptr<Executor> executor_;

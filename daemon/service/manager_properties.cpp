@@ -121,12 +121,12 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
         {dbus::kPropertyActiveProfile, active ? active->name : std::string()},
         {dbus::kPropertyProfileCpus, active ? active->taken.to_string() : std::string()},
         // Its progress too: announced with each BatchProgress (throttled as it is).
-        {dbus::kPropertyCurrentBatch,
-         batch ? std::to_string(batch->batch_id) + " " + std::to_string(batch->done) + "/" +
-                     std::to_string(batch->total)
-               : std::string()},
-        {dbus::kPropertyPowerProfiles, std::string(power.followed ? "1" : "0") +
-                                           (power.available ? "1 " : "0 ") + power.profile},
+        {dbus::kPropertyCurrentBatch, batch ? std::to_string(batch->batch_id) + " " +
+                                                  std::to_string(batch->done) + "/" +
+                                                  std::to_string(batch->total)
+                                            : std::string()},
+        {dbus::kPropertyPowerProfiles,
+         std::string(power.followed ? "1" : "0") + (power.available ? "1 " : "0 ") + power.profile},
     };
 }
 

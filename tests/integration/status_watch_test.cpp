@@ -349,7 +349,8 @@ TEST_F(WatchTest, FollowsABatchAHoldAProfileAndOutsideChangesUntilSigint) {
 
     // A profile.
     ASSERT_EQ(cpuctl({"profile", "apply", "night"}).exit_code, 0);
-    const auto profile = next_event("profile", [](const json& e) { return e["active"] == "night"; });
+    const auto profile =
+        next_event("profile", [](const json& e) { return e["active"] == "night"; });
     ASSERT_TRUE(profile);
     EXPECT_EQ((*profile)["taken"], "8-11");
 
@@ -404,7 +405,8 @@ TEST_F(WatchTest, TextLinesHaveATimeAndSayWhatHappened) {
         << watch_->out();
     EXPECT_TRUE(any_line_matches(watch_->out(), time + "watching cpuhpd \\(:[0-9.]+\\): online "))
         << watch_->out();
-    EXPECT_TRUE(any_line_matches(watch_->out(), time + "batch [0-9]+ started: offline 3, 1 request"))
+    EXPECT_TRUE(
+        any_line_matches(watch_->out(), time + "batch [0-9]+ started: offline 3, 1 request"))
         << watch_->out();
     ASSERT_EQ(kill(watch_->pid(), SIGTERM), 0);
     ASSERT_TRUE(watch_->wait_until(Clock::now() + 10s));

@@ -51,9 +51,9 @@ TEST(DbusNames, MatchTheInterfaceXml) {
           kPropertyLastRecovery, kPropertyHolds, kPropertyCurrentBatch, kPropertyPowerProfiles}) {
         EXPECT_TRUE(mentions(xml, std::string("<property name=\"") + property + "\"")) << property;
     }
-    for (const char* key : {kBatchId, kBatchAction, kBatchCpus, kBatchRequests, kBatchDone,
-                            kBatchTotal, kBatchSince, kPowerProfilesFollowed,
-                            kPowerProfilesAvailable, kPowerProfilesProfile}) {
+    for (const char* key :
+         {kBatchId, kBatchAction, kBatchCpus, kBatchRequests, kBatchDone, kBatchTotal, kBatchSince,
+          kPowerProfilesFollowed, kPowerProfilesAvailable, kPowerProfilesProfile}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\" (")) << key;
     }
 }
