@@ -19,6 +19,7 @@
 #include "enums.h"
 #include "names.h"
 #include "sdbus_texts.h"
+#include "status_properties.h"
 
 namespace cpuctl {
 
@@ -496,11 +497,7 @@ std::vector<CpuResult> DaemonClient::release_hold(std::uint64_t id) {
 
 std::vector<HoldInfo> DaemonClient::holds() {
     try {
-        std::vector<HoldInfo> holds;
-        for (const auto& entry : proxy_->Holds()) {
-            holds.push_back(to_model<HoldInfo>(entry));
-        }
-        return holds;
+        return holds_of(proxy_->Holds());
     } catch (const sdbus::Error& e) {
         rethrow(e);
     }
@@ -559,23 +556,9 @@ CancelReply DaemonClient::cancel(std::uint64_t batch_id, bool wait) {
 
 Status DaemonClient::status() {
     try {
-        // All properties from one moment (one GetAll), each read with the type of its
-        // generated getter: a property the XML drops or retypes breaks the build here.
-        const Dict props = proxy_->GetAll(org::cpuhpd1::Manager_proxy::INTERFACE_NAME);
-        using namespace cpuhpd::dbus;
-        ManagerProxy& p = *proxy_;
+        // All properties from one moment (one GetAll).
         Status s;
-        s.online = field<decltype(p.Online())>(props, kPropertyOnline);
-        s.offline = field<decltype(p.Offline())>(props, kPropertyOffline);
-        s.possible = field<decltype(p.Possible())>(props, kPropertyPossible);
-        s.present = field<decltype(p.Present())>(props, kPropertyPresent);
-        s.protected_cpus = field<decltype(p.Protected())>(props, kPropertyProtected);
-        s.smt_control = field<decltype(p.SmtControl())>(props, kPropertySmtControl);
-        s.capabilities = field<decltype(p.Capabilities())>(props, kPropertyCapabilities);
-        s.busy = field<decltype(p.Busy())>(props, kPropertyBusy);
-        const auto recovery = field<decltype(p.LastRecovery())>(props, kPropertyLastRecovery);
-        s.recovery_outcome = field<std::string>(recovery, kRecoveryOutcome);
-        s.recovery_summary = field<std::string>(recovery, kRecoverySummary);
+        update_status(s, proxy_->GetAll(org::cpuhpd1::Manager_proxy::INTERFACE_NAME));
         return s;
     } catch (const sdbus::Error& e) {
         rethrow(e);

@@ -23,12 +23,18 @@ namespace cpuctl {
 
 class DaemonError : public std::runtime_error {
 public:
-    explicit DaemonError(ErrorInfo info)
-        : std::runtime_error(info.name + ": " + info.message), info_(std::move(info)) {}
+    // `exit_code`: the status cpuctl exits with, when the error name alone does not say it
+    // (exit_code_for_error()).
+    explicit DaemonError(ErrorInfo info, std::optional<int> exit_code = std::nullopt)
+        : std::runtime_error(info.name + ": " + info.message),
+          info_(std::move(info)),
+          exit_code_(exit_code) {}
     const ErrorInfo& info() const { return info_; }
+    const std::optional<int>& exit_code() const { return exit_code_; }
 
 private:
     ErrorInfo info_;
+    std::optional<int> exit_code_;
 };
 
 // The methods that change CPU state.
@@ -115,6 +121,8 @@ public:
 
     // Which bus this client talks to, for messages: "the system bus (unix:path=...)".
     static std::string describe_bus(const std::optional<std::string>& bus_address);
+    // The bus connection (`cpuctl watch` runs its own loop on it).
+    sdbus::IConnection& connection() { return *connection_; }
 
     // With a progress callback the BatchProgress signals are dispatched while waiting.
     BatchReply batch(BatchMethod method, const std::string& argument, const BatchOptions& options,

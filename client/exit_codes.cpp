@@ -18,10 +18,12 @@ int exit_code_for_outcome(std::string_view outcome) {
 
 int exit_code_for_error(std::string_view name) {
     using cpuhpd::RefusalKind;
-    // The refusals of the input; Busy and KernelError are no fault of it.
+    // The refusals of the input, an id that names nothing among them; Busy and KernelError
+    // are no fault of it.
     for (auto kind :
          {RefusalKind::InvalidMask, RefusalKind::ProtectedCpu, RefusalKind::NotHotpluggable,
-          RefusalKind::TooFewOnline, RefusalKind::NotSupported}) {
+          RefusalKind::TooFewOnline, RefusalKind::NotSupported, RefusalKind::NoSuchBatch,
+          RefusalKind::NoSuchHold, RefusalKind::NoSuchProfile}) {
         if (name == cpuhpd::dbus::error_name(cpuhpd::to_string(kind))) {
             return kExitUsage;
         }

@@ -14,7 +14,10 @@ inline constexpr int kExitPartial = 64;  // best-effort with some failures
 int exit_code_for_outcome(std::string_view outcome);
 
 // From a D-Bus error name: the daemon's refusals of the input (InvalidMask, ProtectedCpu,
-// NotHotpluggable, TooFewOnline, NotSupported, and InvalidArgs) -> 2, anything else -> 1.
+// NotHotpluggable, TooFewOnline, NotSupported, InvalidArgs, and the ids that name nothing:
+// NoSuchBatch, NoSuchHold, NoSuchProfile) -> 2, anything else -> 1. A command that named no
+// id (`cancel` with no batch running, `profile revert` with none in force) overrides it: 1
+// (DaemonError's exit code).
 int exit_code_for_error(std::string_view name);
 
 }  // namespace cpuctl

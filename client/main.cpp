@@ -42,6 +42,7 @@ struct Args {
     cpuctl::HoldsCommand holds;
     cpuctl::ReleaseCommand release;
     cpuctl::ProfileCommand profile;
+    cpuctl::WatchCommand watch;
     bool map = false;  // topology --map, status --map
     bool no_color = false;
 };
@@ -54,7 +55,7 @@ void add_global_options(CLI::App& app, Args& a) {
     app.footer(std::string(cpuctl::kMaskHelp) + "\n" + cpuctl::kBatchExamples +
                "\n  cpuctl plan offline smt\n" +
                "  cpuctl smt off\n  cpuctl cancel\n  cpuctl status\n  cpuctl --json topology\n" +
-               "  cpuctl profile apply evacuate-package-1\n" + kExitHelp);
+               "  cpuctl profile apply evacuate-package-1\n  cpuctl --json watch\n" + kExitHelp);
     app.add_flag("--json", a.json, "print JSON (docs/interface.md shapes) instead of tables");
     app.add_option("--timeout", a.timeout_s,
                    "how long any command waits for the daemon, in seconds; exit 1 when it "
@@ -80,6 +81,7 @@ void add_commands(CLI::App& app, Args& a) {
     cpuctl::add_holds_command(app, a.holds);
     cpuctl::add_release_command(app, a.release);
     cpuctl::add_profile_command(app, a.profile);
+    cpuctl::add_watch_command(app, a.watch);
 }
 
 // argv up to the first "--"; what follows it goes to `command`.
@@ -98,12 +100,13 @@ std::vector<char*> split_command(int argc, char** argv, std::vector<std::string>
     return own;
 }
 
-int report_error(const cpuctl::ErrorInfo& e, const std::string& bus, bool json) {
+int report_error(const cpuctl::ErrorInfo& e, const std::string& bus, bool json,
+                 std::optional<int> exit_code = std::nullopt) {
     if (json) {
         std::cout << cpuctl::error_json(e) << std::endl;
     }
     std::cerr << "cpuctl: " << cpuctl::describe_error(e, bus) << std::endl;
-    return cpuctl::exit_code_for_error(e.name);
+    return exit_code ? *exit_code : cpuctl::exit_code_for_error(e.name);
 }
 
 bool argv_has_json(int argc, char** argv) {
@@ -162,6 +165,9 @@ int dispatch(cpuctl::DaemonClient& client, const Args& a) {
     if (a.profile.profile->parsed()) {
         return cpuctl::run_profile_command(client, a.profile, a.json);
     }
+    if (a.watch.command->parsed()) {
+        return cpuctl::run_watch_command(client.connection(), a.watch, a.json);
+    }
     if (a.topology.command->parsed()) {
         return cpuctl::run_topology_command(client, a.topology, a.json);
     }
@@ -199,7 +205,7 @@ int main(int argc, char** argv) {
         cpuctl::DaemonClient client(bus_address, timeout);
         return dispatch(client, a);
     } catch (const cpuctl::DaemonError& e) {
-        return report_error(e.info(), bus, a.json);
+        return report_error(e.info(), bus, a.json, e.exit_code());
     } catch (const std::exception& e) {
         return report_error({cpuhpd::dbus::kErrorFailed, e.what()}, bus, a.json);
     }

@@ -86,6 +86,36 @@ struct CancelReply {
     std::string cancelled;  // the CPUs the cancel left unwritten; "" when it came too late
 };
 
+// One entry of the Holds property's a(tssssstb).
+struct HoldInfo {
+    std::uint64_t id = 0;
+    std::string cpus;
+    std::string state;  // offline, online
+    std::string who;
+    std::string why;
+    std::string holder;          // the holder's unique bus name
+    std::uint64_t since_us = 0;  // CLOCK_REALTIME
+    bool restore = true;
+};
+
+// The CurrentBatch property: the batch running now (batch_id 0: none).
+struct BatchInFlight {
+    std::uint64_t batch_id = 0;
+    std::string action;
+    std::string cpus;
+    std::uint32_t requests = 0;
+    std::uint32_t done = 0;
+    std::uint32_t total = 0;
+    std::uint64_t since_us = 0;
+};
+
+// The PowerProfiles property: power-profiles-daemon as cpuhpd sees it.
+struct PowerProfilesInfo {
+    bool followed = false;
+    bool available = false;
+    std::string profile;  // its ActiveProfile; "" when unknown
+};
+
 // The properties of org.cpuhpd1.Manager.
 struct Status {
     std::string online;
@@ -99,6 +129,13 @@ struct Status {
     // LastRecovery: "none" when the last daemon ended cleanly; the summary says the rest.
     std::string recovery_outcome;
     std::string recovery_summary;
+    std::uint64_t recovery_time_us = 0;
+    // What is in force: the holds, the profile and what it took, the batch running.
+    std::vector<HoldInfo> holds;
+    std::string active_profile;  // "" for none
+    std::string profile_cpus;
+    PowerProfilesInfo power_profiles;
+    BatchInFlight batch;
 };
 
 // One entry of GetTopology's a(uiiiisbb); -1 means unknown.
@@ -111,18 +148,6 @@ struct TopologyCpu {
     std::string siblings;
     bool online = false;
     bool hotpluggable = false;
-};
-
-// One entry of the Holds property's a(tssssstb).
-struct HoldInfo {
-    std::uint64_t id = 0;
-    std::string cpus;
-    std::string state;  // offline, online
-    std::string who;
-    std::string why;
-    std::string holder;          // the holder's unique bus name
-    std::uint64_t since_us = 0;  // CLOCK_REALTIME
-    bool restore = true;
 };
 
 // One entry of the Profiles property's a(ssbu).

@@ -65,8 +65,18 @@ int run_profile_command(DaemonClient& client, const ProfileCommand& c, bool json
             render_profiles_table(std::cout, {*it}, client.active_profile());
         }
     }
-    const ProfileReply reply =
-        client.profile(c.revert->parsed() ? std::string() : c.name, options, {});
+    ProfileReply reply;
+    try {
+        reply = client.profile(c.revert->parsed() ? std::string() : c.name, options, {});
+    } catch (const DaemonError& e) {
+        // An unknown profile name is invalid input (2); a revert with none in force names
+        // nothing: there is just nothing to revert (1).
+        if (c.revert->parsed() && e.info().name == cpuhpd::dbus::error_name(cpuhpd::to_string(
+                                                       cpuhpd::RefusalKind::NoSuchProfile))) {
+            throw DaemonError(e.info(), kExitFailed);
+        }
+        throw;
+    }
     if (json) {
         std::cout << profile_json(reply) << std::endl;
     } else {

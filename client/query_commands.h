@@ -1,5 +1,5 @@
 // The commands of cpuctl that ask the daemon and print its answer: `status`, `topology`,
-// `holds`, `release HOLD_ID` and `cancel [BATCH_ID]`, each in a file of its own
+// `holds`, `release HOLD_ID`, `cancel [BATCH_ID]` and `watch`, each in a file of its own
 // (status_command.cpp, topology_command.cpp, holds_command.cpp, release_command.cpp,
 // cancel_command.cpp), as add_*_command() (the command line) and run_*_command() (the call).
 #pragma once
@@ -59,5 +59,12 @@ struct CancelCommand {
 };
 void add_cancel_command(CLI::App& app, CancelCommand& c);
 int run_cancel_command(DaemonClient& client, const CancelCommand& c, bool json);
+
+// `cpuctl watch` (watch_command.cpp): runs on the client's connection until SIGINT/SIGTERM.
+struct WatchCommand {
+    CLI::App* command = nullptr;
+};
+void add_watch_command(CLI::App& app, WatchCommand& c);
+int run_watch_command(sdbus::IConnection& connection, const WatchCommand& c, bool json);
 
 }  // namespace cpuctl

@@ -1,16 +1,9 @@
 #include "render_json.h"
 
-#include <nlohmann/json.hpp>
+#include "json_parts.h"
 
 namespace cpuctl {
 namespace {
-
-using Json = nlohmann::ordered_json;  // keeps the key order of docs/interface.md
-
-// Strings come from the daemon and the kernel: never let invalid UTF-8 abort the output.
-std::string dump(const Json& j) {
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 Json cpus_json(const std::vector<CpuResult>& results) {
     Json cpus = Json::array();
@@ -61,6 +54,37 @@ Json affinity_json(const std::vector<AffinityEntry>& entries) {
 
 }  // namespace
 
+Json holds_array(const std::vector<HoldInfo>& holds) {
+    Json arr = Json::array();
+    for (const auto& h : holds) {
+        arr.push_back(hold_object(h));
+    }
+    return arr;
+}
+
+Json hold_object(const HoldInfo& h) {
+    return {{"hold_id", h.id},        {"cpus", h.cpus},      {"state", h.state},
+            {"who", h.who},           {"why", h.why},        {"holder", h.holder},
+            {"since_us", h.since_us}, {"restore", h.restore}};
+}
+
+Json power_profiles_object(const PowerProfilesInfo& p) {
+    return {{"followed", p.followed}, {"available", p.available}, {"profile", p.profile}};
+}
+
+Json batch_object(const BatchInFlight& b) {
+    if (b.batch_id == 0) {
+        return nullptr;
+    }
+    return {{"batch_id", b.batch_id}, {"action", b.action}, {"cpus", b.cpus},
+            {"requests", b.requests}, {"done", b.done},     {"total", b.total},
+            {"since_us", b.since_us}};
+}
+
+std::string dump(const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string batch_json(const BatchReply& r) {
     Json cpus = cpus_json(r.cpus);
     Json j = {{"action", r.action},
@@ -80,18 +104,27 @@ std::string batch_json(const BatchReply& r) {
     return dump(j);
 }
 
+Json status_object(const Status& s) {
+    return {{"online", s.online},
+            {"offline", s.offline},
+            {"possible", s.possible},
+            {"present", s.present},
+            {"protected", s.protected_cpus},
+            {"smt_control", s.smt_control},
+            {"capabilities", s.capabilities},
+            {"busy", s.busy},
+            {"last_recovery",
+             {{"outcome", s.recovery_outcome},
+              {"summary", s.recovery_summary},
+              {"time_us", s.recovery_time_us}}},
+            {"holds", holds_array(s.holds)},
+            {"profile", {{"active", s.active_profile}, {"taken", s.profile_cpus}}},
+            {"power_profiles", power_profiles_object(s.power_profiles)},
+            {"batch", batch_object(s.batch)}};
+}
+
 std::string status_json(const Status& s) {
-    Json j = {
-        {"online", s.online},
-        {"offline", s.offline},
-        {"possible", s.possible},
-        {"present", s.present},
-        {"protected", s.protected_cpus},
-        {"smt_control", s.smt_control},
-        {"capabilities", s.capabilities},
-        {"busy", s.busy},
-        {"last_recovery", {{"outcome", s.recovery_outcome}, {"summary", s.recovery_summary}}}};
-    return dump(j);
+    return dump(status_object(s));
 }
 
 std::string cancel_json(const CancelReply& r) {
@@ -121,18 +154,7 @@ std::string topology_json(const std::vector<TopologyCpu>& cpus) {
 }
 
 std::string holds_json(const std::vector<HoldInfo>& holds) {
-    Json arr = Json::array();
-    for (const auto& h : holds) {
-        arr.push_back({{"hold_id", h.id},
-                       {"cpus", h.cpus},
-                       {"state", h.state},
-                       {"who", h.who},
-                       {"why", h.why},
-                       {"holder", h.holder},
-                       {"since_us", h.since_us},
-                       {"restore", h.restore}});
-    }
-    return dump(Json{{"holds", std::move(arr)}});
+    return dump(Json{{"holds", holds_array(holds)}});
 }
 
 std::string release_json(std::uint64_t id, const std::vector<CpuResult>& restored) {

@@ -271,22 +271,80 @@ void render_batch_failures(std::ostream& err, const BatchReply& reply) {
     }
 }
 
+std::string utc_us(std::uint64_t us) {
+    return cpuhpd::utc_text(std::chrono::system_clock::time_point(std::chrono::microseconds(us)));
+}
+
+std::string hold_status_line(const HoldInfo& h) {
+    std::string line = h.state + " " + h.cpus + ", by " + one_line(h.who);
+    if (!h.why.empty()) {
+        line += " (" + one_line(h.why) + ")";
+    }
+    return line + ", since " + utc_us(h.since_us);
+}
+
+std::string profile_status_line(const std::string& active, const std::string& cpus) {
+    if (active.empty()) {
+        return "none";
+    }
+    return active + " (took " + or_dash(cpus) + ")";
+}
+
+std::string power_profiles_status_line(const PowerProfilesInfo& p) {
+    if (!p.followed) {
+        return "not followed";
+    }
+    if (!p.available) {
+        return "followed; power-profiles-daemon is not on the bus";
+    }
+    return "followed; power-profiles-daemon's profile " + or_dash(p.profile);
+}
+
+std::string batch_status_line(const BatchInFlight& b) {
+    if (b.batch_id == 0) {
+        return "none";
+    }
+    std::string line = std::to_string(b.batch_id) + ": " + b.action + " " + or_dash(b.cpus) + ", " +
+                       std::to_string(b.requests) + (b.requests == 1 ? " request" : " requests");
+    if (b.total > 0) {
+        line += ", " + std::to_string(b.done) + "/" + std::to_string(b.total) + " done";
+    }
+    return line + ", since " + utc_us(b.since_us);
+}
+
+std::string recovery_status_line(const Status& s) {
+    if (s.recovery_outcome.empty() || s.recovery_outcome == "none") {
+        return "none";
+    }
+    std::string line = s.recovery_outcome;
+    if (s.recovery_time_us != 0) {
+        line += " at " + utc_us(s.recovery_time_us);
+    }
+    return line + ": " + s.recovery_summary;
+}
+
 void render_status_table(std::ostream& out, const Status& s) {
     std::string caps;
     for (const auto& c : s.capabilities) {
         caps += (caps.empty() ? "" : " ") + c;
     }
-    print_rows(out, {{"online:", s.online},
-                     {"offline:", s.offline},
-                     {"possible:", s.possible},
-                     {"present:", s.present},
-                     {"protected:", s.protected_cpus},
-                     {"smt control:", or_dash(s.smt_control)},
-                     {"capabilities:", caps},
-                     {"busy:", yes_no(s.busy)},
-                     {"last recovery:", s.recovery_outcome.empty() || s.recovery_outcome == "none"
-                                            ? std::string("none")
-                                            : s.recovery_outcome + ": " + s.recovery_summary}});
+    std::vector<std::vector<std::string>> rows{{"online:", s.online},
+                                               {"offline:", s.offline},
+                                               {"possible:", s.possible},
+                                               {"present:", s.present},
+                                               {"protected:", s.protected_cpus},
+                                               {"smt control:", or_dash(s.smt_control)},
+                                               {"capabilities:", caps},
+                                               {"busy:", yes_no(s.busy)},
+                                               {"last recovery:", recovery_status_line(s)},
+                                               {"holds:", std::to_string(s.holds.size())}};
+    for (const auto& h : s.holds) {
+        rows.push_back({"hold " + std::to_string(h.id) + ":", hold_status_line(h)});
+    }
+    rows.push_back({"profile:", profile_status_line(s.active_profile, s.profile_cpus)});
+    rows.push_back({"power profiles:", power_profiles_status_line(s.power_profiles)});
+    rows.push_back({"batch:", batch_status_line(s.batch)});
+    print_rows(out, rows);
 }
 
 void render_topology_table(std::ostream& out, const std::vector<TopologyCpu>& cpus) {

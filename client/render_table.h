@@ -43,8 +43,18 @@ void render_batch_failures(std::ostream& err, const BatchReply& reply);
 // The summary line alone (no trailing newline).
 std::string batch_summary_line(const BatchReply& reply);
 
-// "online: 0-15" ... "busy: no".
+// "online: 0-15" ... "busy: no", "last recovery: none", then what is in force: "holds: 1",
+// one "hold 3: offline 4-7, by who (why), since ..." line per hold, "profile: night (took
+// 4-7)" or "profile: none", "power profiles: not followed", "batch: none" or "batch: 7:
+// offline 4-7, 2 requests, 3/8 done, since ...".
 void render_status_table(std::ostream& out, const Status& status);
+// The parts of those lines after the label (also in `cpuctl watch`'s lines).
+std::string utc_us(std::uint64_t us);  // "2026-12-05 01:30:00 UTC"
+std::string hold_status_line(const HoldInfo& hold);
+std::string profile_status_line(const std::string& active, const std::string& cpus);
+std::string power_profiles_status_line(const PowerProfilesInfo& power);
+std::string batch_status_line(const BatchInFlight& batch);
+std::string recovery_status_line(const Status& status);
 
 // What `cpuctl cancel` prints: one line on the batch and, when it waited, how it ended.
 std::string cancel_summary_line(const CancelReply& reply);

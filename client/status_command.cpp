@@ -7,7 +7,8 @@ namespace cpuctl {
 
 void add_status_command(CLI::App& app, StatusCommand& c) {
     c.command = app.add_subcommand(
-        "status", "show online/offline CPUs, what the kernel offers, the last recovery");
+        "status",
+        "show online/offline CPUs, what the kernel offers, the last recovery, what is in force");
     c.command->footer("\nExamples:\n  cpuctl status\n  cpuctl --json status");
 }
 

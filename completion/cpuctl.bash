@@ -52,7 +52,7 @@ _cpuctl() {
         fi
     done
 
-    local commands="offline online plan status topology smt cancel holds release profile"
+    local commands="offline online plan status topology smt cancel holds release profile watch"
     local global="--json --timeout --bus-address --help --help-all --version"
     local batch="--best-effort --strategy"
 

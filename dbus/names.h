@@ -102,6 +102,22 @@ inline constexpr const char* kPropertyHolds = "Holds";
 inline constexpr const char* kPropertyActiveProfile = "ActiveProfile";
 inline constexpr const char* kPropertyProfileCpus = "ProfileCpus";
 inline constexpr const char* kPropertyProfiles = "Profiles";
+inline constexpr const char* kPropertyCurrentBatch = "CurrentBatch";
+inline constexpr const char* kPropertyPowerProfiles = "PowerProfiles";
+
+// Keys of CurrentBatch (a{sv}; empty while no batch runs).
+inline constexpr const char* kBatchId = "batch_id";
+inline constexpr const char* kBatchAction = "action";
+inline constexpr const char* kBatchCpus = "cpus";
+inline constexpr const char* kBatchRequests = "requests";
+inline constexpr const char* kBatchDone = "done";
+inline constexpr const char* kBatchTotal = "total";
+inline constexpr const char* kBatchSince = "since";
+
+// Keys of PowerProfiles (a{sv}).
+inline constexpr const char* kPowerProfilesFollowed = "followed";
+inline constexpr const char* kPowerProfilesAvailable = "available";
+inline constexpr const char* kPowerProfilesProfile = "profile";
 
 // Keys of ApplyProfile's and RevertProfile's summary (a{sv}), besides outcome, dry_run and
 // duration_us.

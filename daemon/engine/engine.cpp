@@ -122,12 +122,43 @@ std::vector<PartitionChange> Engine::settle_partitions(std::optional<std::string
     return runner_.settle_partitions(problem);
 }
 
+std::optional<BatchInFlight> Engine::batch_in_flight() const {
+    std::lock_guard lock(in_flight_mutex_);
+    return in_flight_;
+}
+
 void Engine::start() {
     Executor::Observers observers;
+    observers.batch_started = [this](std::uint64_t batch_id, const std::vector<Request>& requests) {
+        BatchInFlight batch;
+        batch.batch_id = batch_id;
+        batch.action = requests.empty() ? Action::Offline : requests.front().action;
+        for (const auto& request : requests) {
+            batch.cpus |= request.cpus;
+        }
+        batch.requests = requests.size();
+        batch.since = std::chrono::system_clock::now();
+        {
+            std::lock_guard lock(in_flight_mutex_);
+            in_flight_ = std::move(batch);
+        }
+        post_([this] { events_.state_changed(); });
+    };
     observers.batch_finished = [this](const BatchReport& report) {
+        {
+            std::lock_guard lock(in_flight_mutex_);
+            in_flight_.reset();
+        }
         post_([this, report] { events_.batch_finished(report); });
     };
     observers.progress = [this](std::uint64_t batch_id, std::size_t done, std::size_t total) {
+        {
+            std::lock_guard lock(in_flight_mutex_);
+            if (in_flight_ && in_flight_->batch_id == batch_id) {
+                in_flight_->done = done;
+                in_flight_->total = total;
+            }
+        }
         events_.batch_progress(batch_id, done, total);
     };
     observers.busy_changed = [this](bool busy) {

@@ -105,6 +105,17 @@ using ProfileAnswer = std::variant<ProfileDone, std::exception_ptr>;
 // does not make cpuhpd write in a loop).
 inline constexpr std::size_t kMaxReputsPerMinute = 5;
 
+// The batch running now, as the status shows it.
+struct BatchInFlight {
+    std::uint64_t batch_id = 0;
+    Action action = Action::Offline;
+    CpuSet cpus;  // the CPUs its requests named, together
+    std::size_t requests = 0;
+    std::size_t done = 0;  // its last progress step (0 of 0 before the first)
+    std::size_t total = 0;
+    std::chrono::system_clock::time_point since{};
+};
+
 // Changes one caller may have waiting for their answers (admission, queue and batch).
 inline constexpr std::size_t kMaxUnansweredPerCaller = 2 * kMaxQueuedPerCaller;
 
@@ -148,6 +159,8 @@ public:
     // the batch's own reads cover what changed.
     void refresh_later();
     bool busy() const { return busy_; }
+    // Any thread: the batch running now; none between batches.
+    std::optional<BatchInFlight> batch_in_flight() const;
     bool stopping() const { return stopping_; }
     const EngineSettings& settings() const { return setup_.settings; }
     const RecoveryReport& last_recovery() const { return last_recovery_; }
@@ -278,7 +291,9 @@ private:
     CpuSet loaded_held_;
 
     std::atomic<bool> refresh_queued_{false};  // a re-read waits to be started
-    HoldTable holds_;                          // any thread
+    mutable std::mutex in_flight_mutex_;
+    std::optional<BatchInFlight> in_flight_;  // under in_flight_mutex_; set by the worker
+    HoldTable holds_;                         // any thread
     // Used on the admission thread only, once start() has made it; its worker calls into
     // everything above.
     std::unique_ptr<Executor> executor_;

@@ -173,6 +173,9 @@ void Executor::worker() {
         for (const auto& p : batch) {
             requests.push_back(p.request);
         }
+        if (observers_.batch_started) {
+            observers_.batch_started(batch_id, requests);
+        }
         BatchOutput output;
         try {
             output = runner_.run(

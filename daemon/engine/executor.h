@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "batch_runner.h"
 #include "holds.h"
@@ -27,6 +28,8 @@ public:
         std::function<void(std::uint64_t, std::size_t, std::size_t)>
             progress;                            // batch_id, done, total
         std::function<void(bool)> busy_changed;  // worker thread
+        // Worker thread: batch `batch_id` starts with `requests` (before its first write).
+        std::function<void(std::uint64_t, const std::vector<Request>&)> batch_started;
     };
 
     // `holds` (may be null) is checked at submit() and again when a request's batch starts:

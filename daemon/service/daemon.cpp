@@ -271,8 +271,16 @@ void Daemon::request_finished(const RequestResult& result) {
     log_result(result);
 }
 
+PowerProfilesSeen Daemon::power_profiles() const {
+    if (power_profiles_) {
+        return power_profiles_->seen();
+    }
+    return PowerProfilesSeen{!config_.power_profiles.empty(), false, {}};
+}
+
 void Daemon::batch_finished(const BatchReport& report) {
     log_batch(report);
+    state_changed();  // CurrentBatch is empty now
     metrics_.count(report);
     publish_metrics();
     if (adaptor_) {
@@ -403,8 +411,8 @@ std::optional<int> Daemon::publish() {
     if (!config_.power_profiles.empty()) {
         // Its first read is answered in the loop; its switches are changes like any other.
         try {
-            power_profiles_ =
-                std::make_unique<PowerProfileFollower>(*connection_, *this, config_.power_profiles);
+            power_profiles_ = std::make_unique<PowerProfileFollower>(
+                *connection_, *this, config_.power_profiles, [this] { state_changed(); });
         } catch (const sdbus::Error& error) {
             log::error("cannot follow power-profiles-daemon: " + error.getMessage());
             return 1;

@@ -56,6 +56,10 @@ public:
         return engine_.active_profile();
     }
     void apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) override;
+    std::optional<BatchInFlight> batch_in_flight() const override {
+        return engine_.batch_in_flight();
+    }
+    PowerProfilesSeen power_profiles() const override;
 
 private:
     // EngineEvents: the engine reports; the service logs, announces and emits.

@@ -156,6 +156,23 @@ DbusSummary recovery_of(const RecoveryReport& r) {
     return out;
 }
 
+DbusSummary batch_of(const std::optional<BatchInFlight>& batch) {
+    DbusSummary out;
+    if (!batch) {
+        return out;
+    }
+    out[dbus::kBatchId] = sdbus::Variant(static_cast<uint64_t>(batch->batch_id));
+    out[dbus::kBatchAction] = sdbus::Variant(to_string(batch->action));
+    out[dbus::kBatchCpus] = sdbus::Variant(batch->cpus.to_string());
+    out[dbus::kBatchRequests] = sdbus::Variant(static_cast<uint32_t>(batch->requests));
+    out[dbus::kBatchDone] = sdbus::Variant(static_cast<uint32_t>(batch->done));
+    out[dbus::kBatchTotal] = sdbus::Variant(static_cast<uint32_t>(batch->total));
+    out[dbus::kBatchSince] = sdbus::Variant(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(batch->since.time_since_epoch())
+            .count()));
+    return out;
+}
+
 std::vector<DbusTopologyEntry> topology_of(const MachineState& state) {
     CpuSet cpus = state.present;
     for (const auto& [cpu, topo] : state.topology) {

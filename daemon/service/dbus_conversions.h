@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ std::vector<DbusHold> to_dbus(const std::vector<Hold>& holds);
 DbusSummary summary_of(const RequestResult& result);
 DbusSummary summary_of(const ProfileDone& done);
 DbusSummary recovery_of(const RecoveryReport& r);
+// CurrentBatch: empty when none runs.
+DbusSummary batch_of(const std::optional<BatchInFlight>& batch);
 std::vector<DbusTopologyEntry> topology_of(const MachineState& state);
 std::vector<DbusProfile> profiles_of(const std::map<std::string, Profile>& profiles);
 std::vector<std::string> capability_names(const MachineState& state);

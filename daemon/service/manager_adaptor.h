@@ -37,6 +37,13 @@ struct HeldCpus {
 };
 using HoldAnswer = std::variant<HeldCpus, std::exception_ptr>;
 
+// What the service knows of power-profiles-daemon (config power_profiles).
+struct PowerProfilesSeen {
+    bool followed = false;   // the config maps its profiles
+    bool available = false;  // it owns its name on the bus now
+    std::string profile;     // its ActiveProfile as last seen; "" when unknown or absent
+};
+
 // What the adaptor needs from the daemon. Implemented by Daemon; all calls on the main
 // thread.
 class ManagerBackend {
@@ -77,6 +84,9 @@ public:
     // thread, exactly once. Throws Refusal at once: NoSuchProfile (unknown name, or nothing
     // to revert), Busy (stopping, or another profile change is in progress).
     virtual void apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) = 0;
+    // The batch running now (none between batches).
+    virtual std::optional<BatchInFlight> batch_in_flight() const = 0;
+    virtual PowerProfilesSeen power_profiles() const = 0;
 };
 
 class ManagerAdaptor final
@@ -128,6 +138,8 @@ private:
     std::string ActiveProfile() override;
     std::string ProfileCpus() override;
     std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> Profiles() override;
+    std::map<std::string, sdbus::Variant> CurrentBatch() override;
+    std::map<std::string, sdbus::Variant> PowerProfiles() override;
 
 public:
     // HoldsChanged, with the holds in force now.

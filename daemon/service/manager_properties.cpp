@@ -70,6 +70,21 @@ std::vector<sdbus::Struct<std::string, std::string, bool, uint32_t>> ManagerAdap
     return guarded("Get Profiles", [&] { return profiles_of(backend_.profiles()); });
 }
 
+std::map<std::string, sdbus::Variant> ManagerAdaptor::CurrentBatch() {
+    return guarded("Get CurrentBatch", [&] { return batch_of(backend_.batch_in_flight()); });
+}
+
+std::map<std::string, sdbus::Variant> ManagerAdaptor::PowerProfiles() {
+    return guarded("Get PowerProfiles", [&] {
+        const PowerProfilesSeen seen = backend_.power_profiles();
+        return std::map<std::string, sdbus::Variant>{
+            {dbus::kPowerProfilesFollowed, sdbus::Variant(seen.followed)},
+            {dbus::kPowerProfilesAvailable, sdbus::Variant(seen.available)},
+            {dbus::kPowerProfilesProfile, sdbus::Variant(seen.profile)},
+        };
+    });
+}
+
 void ManagerAdaptor::announce_holds() {
     try {
         emitHoldsChanged(to_dbus(backend_.holds()));
@@ -85,6 +100,8 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
         capabilities += name + " ";
     }
     const auto active = backend_.active_profile();
+    const auto batch = backend_.batch_in_flight();
+    const PowerProfilesSeen power = backend_.power_profiles();
     return {
         {dbus::kPropertyOnline, state.online.to_string()},
         {dbus::kPropertyOffline, state.offline().to_string()},
@@ -103,6 +120,13 @@ std::map<std::string, std::string> ManagerAdaptor::property_texts() {
          }()},
         {dbus::kPropertyActiveProfile, active ? active->name : std::string()},
         {dbus::kPropertyProfileCpus, active ? active->taken.to_string() : std::string()},
+        // Its progress too: announced with each BatchProgress (throttled as it is).
+        {dbus::kPropertyCurrentBatch, batch ? std::to_string(batch->batch_id) + " " +
+                                                  std::to_string(batch->done) + "/" +
+                                                  std::to_string(batch->total)
+                                            : std::string()},
+        {dbus::kPropertyPowerProfiles,
+         std::string(power.followed ? "1" : "0") + (power.available ? "1 " : "0 ") + power.profile},
     };
 }
 
@@ -139,6 +163,9 @@ void ManagerAdaptor::announce_batch(const BatchReport& report) {
 
 void ManagerAdaptor::announce_progress(std::uint64_t batch_id, std::size_t done,
                                        std::size_t total) {
+    // CurrentBatch's done and total; first, so that a batch's start (CurrentBatch naming it)
+    // is announced before its first BatchProgress.
+    announce_changes();
     try {
         emitBatchProgress(batch_id, static_cast<uint32_t>(done), static_cast<uint32_t>(total));
     } catch (const sdbus::Error& error) {

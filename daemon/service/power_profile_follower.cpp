@@ -24,9 +24,11 @@ std::string error_text(const sdbus::Error& error) {
 }  // namespace
 
 PowerProfileFollower::PowerProfileFollower(sdbus::IConnection& connection, ManagerBackend& backend,
-                                           std::map<std::string, std::string> mapping)
+                                           std::map<std::string, std::string> mapping,
+                                           std::function<void()> seen_changed)
     : backend_(backend),
       mapping_(std::move(mapping)),
+      seen_changed_(std::move(seen_changed)),
       bus_driver_(sdbus::createProxy(connection, kBusDriver, kBusDriverPath)),
       ppd_(sdbus::createProxy(connection, kPowerProfilesService, kPowerProfilesPath)) {
     // Subscribed before the first read, so no change between the two is missed. Who owns
@@ -110,12 +112,25 @@ void PowerProfileFollower::look_up_owner() {
 
 PowerProfileFollower::~PowerProfileFollower() = default;
 
+PowerProfilesSeen PowerProfileFollower::seen() const {
+    PowerProfilesSeen seen;
+    seen.followed = true;
+    seen.available = !owner_.empty();
+    if (seen.available && wanted_) {
+        seen.profile = *wanted_;
+    }
+    return seen;
+}
+
 void PowerProfileFollower::owner_is(const std::string& owner) {
     if (owner == owner_) {
         return;
     }
     ++generation_;
     owner_ = owner;
+    if (seen_changed_) {
+        seen_changed_();
+    }
     if (owner_.empty()) {
         log::info(std::string(kPowerProfilesService) +
                   " left the bus; the profile in force stays until it comes back");
@@ -157,6 +172,9 @@ void PowerProfileFollower::wanted(const std::string& ppd_profile) {
         return;  // read again (it came back to the bus) with the same value: nothing new
     }
     wanted_ = ppd_profile;
+    if (seen_changed_) {
+        seen_changed_();
+    }
     const auto it = mapping_.find(ppd_profile);
     if (it == mapping_.end()) {
         log::debug("power profile " + ppd_profile + " is not in power_profiles; nothing changes",

@@ -14,6 +14,7 @@
 #include <sdbus-c++/sdbus-c++.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,8 +36,10 @@ public:
     // Subscribes at once (the match rules are installed before this returns) and starts the
     // first read; `backend` and `connection` must outlive the follower, whose destruction
     // drops its pending calls.
+    // `seen_changed` is called (main thread) when what seen() says may have changed.
     PowerProfileFollower(sdbus::IConnection& connection, ManagerBackend& backend,
-                         std::map<std::string, std::string> mapping);
+                         std::map<std::string, std::string> mapping,
+                         std::function<void()> seen_changed = {});
     ~PowerProfileFollower();
     PowerProfileFollower(const PowerProfileFollower&) = delete;
     PowerProfileFollower& operator=(const PowerProfileFollower&) = delete;
@@ -44,6 +47,9 @@ public:
     // Main thread: a profile change (anybody's) has ended. A switch refused Busy meanwhile
     // is applied now.
     void profile_change_ended();
+
+    // Whether power-profiles-daemon is on the bus, and its ActiveProfile as last seen.
+    PowerProfilesSeen seen() const;
 
 private:
     // Asks the bus who owns net.hadess.PowerProfiles; its answer goes to owner_is().
@@ -71,6 +77,7 @@ private:
 
     ManagerBackend& backend_;
     std::map<std::string, std::string> mapping_;
+    std::function<void()> seen_changed_;
     std::unique_ptr<sdbus::IProxy> bus_driver_;  // org.freedesktop.DBus: GetNameOwner
     std::unique_ptr<sdbus::IProxy> ppd_;         // net.hadess.PowerProfiles: Properties.Get
     sdbus::Slot owner_changes_;

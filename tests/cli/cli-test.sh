@@ -51,7 +51,7 @@ run "cpuhpd --version" 0 "$cpuhpd" --version && has "cpuhpd --version" out "^cpu
 # No command: the usage with every command, on stderr only, exit 2.
 run "cpuctl (no command)" 2 "$cpuctl" && {
     empty "cpuctl (no command)" out
-    for c in offline online plan status topology smt; do
+    for c in offline online plan status topology smt watch; do
         has "cpuctl (no command) lists $c" err "^ +$c "
     done
 }
@@ -61,7 +61,7 @@ run "cpuctl frobnicate" 2 "$cpuctl" frobnicate && has "cpuctl frobnicate" err "f
 
 # --help: every command, and one example of each.
 run "cpuctl --help" 0 "$cpuctl" --help && {
-    for c in offline online plan status topology smt; do
+    for c in offline online plan status topology smt watch; do
         has "cpuctl --help lists $c" out "^ +$c "
         has "cpuctl --help has an example of $c" out "^ +cpuctl (--json )?$c( |\$)"
     done

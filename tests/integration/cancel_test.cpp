@@ -127,7 +127,7 @@ TEST_F(CancelTest, WithNoBatchRunningNothingIsCancelled) {
     EXPECT_EQ(r.exit_code, 1) << r.describe();
     EXPECT_NE(r.err.find("no batch is running"), std::string::npos) << r.describe();
     const RunResult j = cpuctl({"--json", "cancel", "3"});
-    EXPECT_EQ(j.exit_code, 1) << j.describe();
+    EXPECT_EQ(j.exit_code, 2) << j.describe();
     EXPECT_NE(j.out.find(kNoSuchBatch), std::string::npos) << j.describe();
     EXPECT_NE(j.out.find("batch 3 is not running (no batch is running now)"), std::string::npos)
         << j.describe();

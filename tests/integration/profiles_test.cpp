@@ -130,7 +130,7 @@ TEST_F(ProfilesTest, CpuctlListsAppliesAndReverts) {
     EXPECT_EQ(again.exit_code, 1) << again.describe();
     EXPECT_NE(again.err.find("no profile is in force"), std::string::npos) << again.err;
     RunResult unknown = cpuctl({"profile", "apply", "nope"});
-    EXPECT_EQ(unknown.exit_code, 1) << unknown.describe();
+    EXPECT_EQ(unknown.exit_code, 2) << unknown.describe();
 }
 
 // cpu5/online cannot be written: the offline part of a profile that takes package 1 fails.

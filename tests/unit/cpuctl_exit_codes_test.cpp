@@ -16,7 +16,8 @@ TEST(CpuctlExitCodes, FromOutcome) {
 TEST(CpuctlExitCodes, RefusalsOfTheInputAreUsageErrors) {
     for (const char* name : {"org.cpuhpd1.Error.InvalidMask", "org.cpuhpd1.Error.ProtectedCpu",
                              "org.cpuhpd1.Error.NotHotpluggable", "org.cpuhpd1.Error.TooFewOnline",
-                             "org.cpuhpd1.Error.NotSupported",
+                             "org.cpuhpd1.Error.NotSupported", "org.cpuhpd1.Error.NoSuchBatch",
+                             "org.cpuhpd1.Error.NoSuchHold", "org.cpuhpd1.Error.NoSuchProfile",
                              "org.freedesktop.DBus.Error.InvalidArgs", "cpuctl.Error.Usage"}) {
         EXPECT_EQ(exit_code_for_error(name), 2) << name;
     }

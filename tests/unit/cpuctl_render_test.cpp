@@ -131,11 +131,31 @@ TEST(CpuctlRenderJson, InvalidUtf8IsReplacedNotFatal) {
 }
 
 TEST(CpuctlRenderJson, Status) {
-    Status s{"0-15", "", "0-15", "0-15", "0", "on", {"per-cpu", "smt"}, false, "none", "x"};
+    Status s{"0-15", "", "0-15", "0-15", "0", "on", {"per-cpu", "smt"}, false, "none", "x",
+             0,      {}, "",     "",     {},  {}};
     EXPECT_EQ(status_json(s),
               R"({"online":"0-15","offline":"","possible":"0-15","present":"0-15","protected":"0",)"
               R"("smt_control":"on","capabilities":["per-cpu","smt"],"busy":false,)"
-              R"("last_recovery":{"outcome":"none","summary":"x"}})");
+              R"("last_recovery":{"outcome":"none","summary":"x","time_us":0},"holds":[],)"
+              R"("profile":{"active":"","taken":""},)"
+              R"("power_profiles":{"followed":false,"available":false,"profile":""},)"
+              R"("batch":null})");
+    s.holds = {HoldInfo{3, "4-7", "offline", "lu", "why", ":1.4", 5, true}};
+    s.active_profile = "night";
+    s.profile_cpus = "8-11";
+    s.power_profiles = {true, true, "power-saver"};
+    s.batch = {7, "offline", "13-15", 2, 1, 3, 9};
+    const std::string j = status_json(s);
+    EXPECT_NE(
+        j.find(R"("holds":[{"hold_id":3,"cpus":"4-7","state":"offline","who":"lu","why":"why",)"
+               R"("holder":":1.4","since_us":5,"restore":true}])"),
+        std::string::npos)
+        << j;
+    EXPECT_NE(j.find(R"("profile":{"active":"night","taken":"8-11"})"), std::string::npos) << j;
+    EXPECT_NE(j.find(R"("batch":{"batch_id":7,"action":"offline","cpus":"13-15","requests":2,)"
+                     R"("done":1,"total":3,"since_us":9})"),
+              std::string::npos)
+        << j;
     Status empty;
     EXPECT_NE(status_json(empty).find(R"("capabilities":[])"), std::string::npos);
 }
@@ -313,19 +333,31 @@ TEST(CpuctlRenderTable, Status) {
              {"bulk", "smt", "per-cpu"},
              true,
              "recovered",
-             "batch 3 (offline 2-3 via per-cpu) was interrupted"};
+             "batch 3 (offline 2-3 via per-cpu) was interrupted",
+             0,
+             {HoldInfo{3, "2-3", "offline", "lu", "kernel update", ":1.4", 0, true}},
+             "night",
+             "8-11",
+             {true, false, ""},
+             {7, "online", "2-3", 1, 1, 2, 0}};
     std::ostringstream out;
     render_status_table(out, s);
-    EXPECT_EQ(out.str(),
-              "online:         0-1\n"
-              "offline:        2-3\n"
-              "possible:       0-3\n"
-              "present:        0-3\n"
-              "protected:      0\n"
-              "smt control:    -\n"
-              "capabilities:   bulk smt per-cpu\n"
-              "busy:           yes\n"
-              "last recovery:  recovered: batch 3 (offline 2-3 via per-cpu) was interrupted\n");
+    EXPECT_EQ(
+        out.str(),
+        "online:          0-1\n"
+        "offline:         2-3\n"
+        "possible:        0-3\n"
+        "present:         0-3\n"
+        "protected:       0\n"
+        "smt control:     -\n"
+        "capabilities:    bulk smt per-cpu\n"
+        "busy:            yes\n"
+        "last recovery:   recovered: batch 3 (offline 2-3 via per-cpu) was interrupted\n"
+        "holds:           1\n"
+        "hold 3:          offline 2-3, by lu (kernel update), since 1970-01-01 00:00:00 UTC\n"
+        "profile:         night (took 8-11)\n"
+        "power profiles:  followed; power-profiles-daemon is not on the bus\n"
+        "batch:           7: online 2-3, 1 request, 1/2 done, since 1970-01-01 00:00:00 UTC\n");
 }
 
 TEST(CpuctlRenderTable, Topology) {

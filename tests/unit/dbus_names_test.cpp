@@ -48,8 +48,13 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     for (const char* property :
          {kPropertyOnline, kPropertyOffline, kPropertyPossible, kPropertyPresent,
           kPropertyProtected, kPropertySmtControl, kPropertyCapabilities, kPropertyBusy,
-          kPropertyLastRecovery, kPropertyHolds}) {
+          kPropertyLastRecovery, kPropertyHolds, kPropertyCurrentBatch, kPropertyPowerProfiles}) {
         EXPECT_TRUE(mentions(xml, std::string("<property name=\"") + property + "\"")) << property;
+    }
+    for (const char* key :
+         {kBatchId, kBatchAction, kBatchCpus, kBatchRequests, kBatchDone, kBatchTotal, kBatchSince,
+          kPowerProfilesFollowed, kPowerProfilesAvailable, kPowerProfilesProfile}) {
+        EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\" (")) << key;
     }
 }
 
