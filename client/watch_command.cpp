@@ -61,6 +61,9 @@ private:
                          const std::string& failed, const uint32_t& requests,
                          const uint64_t& duration_us, const std::string& cancelled) override;
     void onHoldsChanged(const DbusHolds& holds) override;
+    void onHoldViolated(const uint64_t& hold_id, const std::string& who, const std::string& holder,
+                        const std::string& cpus, const std::string& online,
+                        const std::string& action, const uint64_t& violations) override;
     void onBatchProgress(const uint64_t& batch_id, const uint32_t& done,
                          const uint32_t& total) override;
     // No method is called through this proxy: no reply comes.
@@ -72,6 +75,7 @@ private:
     void onHoldCpusReply(const sdbus::UnixFd&, const uint64_t&, const Results&, const PropertyMap&,
                          const sdbus::Error*) override {}
     void onReleaseHoldReply(const Results&, const sdbus::Error*) override {}
+    void onAttachHoldReply(const sdbus::UnixFd&, const sdbus::Error*) override {}
     void onApplyProfileReply(const Results&, const PropertyMap&, const sdbus::Error*) override {}
     void onRevertProfileReply(const Results&, const PropertyMap&, const sdbus::Error*) override {}
 
@@ -155,6 +159,13 @@ public:
         e.progress_batch = batch_id;
         e.progress_done = done;
         e.progress_total = total;
+        print(e);
+    }
+    void hold_violated(HoldViolation violation) {
+        WatchEvent e;
+        e.kind = WatchEvent::Kind::HoldViolated;
+        e.time_us = now_us();
+        e.violation = std::move(violation);
         print(e);
     }
     void batch_finished(BatchEnd end) {
@@ -332,6 +343,20 @@ void WatchProxy::onHoldsChanged(const DbusHolds& holds) {
         }
     } catch (const std::exception& e) {
         Watcher::warn(std::string("a HoldsChanged was dropped: ") + e.what());
+    }
+}
+
+void WatchProxy::onHoldViolated(const uint64_t& hold_id, const std::string& who,
+                                const std::string& holder, const std::string& cpus,
+                                const std::string& online, const std::string& action,
+                                const uint64_t& violations) {
+    try {
+        if (from_daemon()) {
+            watcher_.hold_violated(
+                HoldViolation{hold_id, who, holder, cpus, online, action, violations});
+        }
+    } catch (const std::exception& e) {
+        Watcher::warn(std::string("a HoldViolated was dropped: ") + e.what());
     }
 }
 

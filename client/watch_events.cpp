@@ -77,6 +77,13 @@ std::string text_of(const WatchEvent& e) {
                    ", holder " + or_dash(e.hold.holder);
         case K::HoldEnded:
             return "hold " + std::to_string(e.hold.id) + " ended: " + hold_status_line(e.hold);
+        case K::HoldViolated: {
+            const HoldViolation& v = e.violation;
+            return "hold " + std::to_string(v.hold_id) + " violated: CPU " + or_dash(v.cpus) +
+                   " changed without cpuhpd (online now: " + or_dash(v.online) + "), held by " +
+                   or_dash(v.who) + "; " + or_dash(v.action) + " (violation " +
+                   std::to_string(v.violations) + ")";
+        }
         case K::Profile:
             return "profile: " + profile_status_line(s.active_profile, s.profile_cpus);
         case K::PowerProfiles:
@@ -129,6 +136,15 @@ Json json_of(const WatchEvent& e) {
         case K::HoldEnded:
             j["hold"] = hold_object(e.hold);
             break;
+        case K::HoldViolated:
+            j["hold_id"] = e.violation.hold_id;
+            j["who"] = e.violation.who;
+            j["holder"] = e.violation.holder;
+            j["cpus"] = e.violation.cpus;
+            j["online"] = e.violation.online;
+            j["action"] = e.violation.action;
+            j["violations"] = e.violation.violations;
+            break;
         case K::Profile:
             j["active"] = s.active_profile;
             j["taken"] = s.profile_cpus;
@@ -170,6 +186,8 @@ std::string watch_event_name(WatchEvent::Kind kind) {
             return "hold-taken";
         case K::HoldEnded:
             return "hold-ended";
+        case K::HoldViolated:
+            return "hold-violated";
         case K::Profile:
             return "profile";
         case K::PowerProfiles:

@@ -23,6 +23,17 @@ struct BatchEnd {
     std::string cancelled;
 };
 
+// HoldViolated's arguments.
+struct HoldViolation {
+    std::uint64_t hold_id = 0;
+    std::string who;
+    std::string holder;
+    std::string cpus;    // the held CPUs found changed (cpulist)
+    std::string online;  // those of them online now
+    std::string action;  // restore, report, limited
+    std::uint64_t violations = 0;
+};
+
 struct WatchEvent {
     enum class Kind {
         Watching,       // the start: who serves org.cpuhpd1 ("" nobody) and `status`
@@ -35,6 +46,7 @@ struct WatchEvent {
         BatchFinished,  // BatchFinished: finished
         HoldTaken,      // a hold appeared: hold
         HoldEnded,      // a hold went: hold (as it was)
+        HoldViolated,   // HoldViolated: violation
         Profile,        // ActiveProfile/ProfileCpus changed: status.active_profile, profile_cpus
         PowerProfiles,  // PowerProfiles changed: status.power_profiles
         Recovery,       // LastRecovery of a daemon that came back tells of a recovery
@@ -45,6 +57,7 @@ struct WatchEvent {
     Status status;
     HoldInfo hold;
     BatchEnd finished;
+    HoldViolation violation;
     std::uint64_t progress_batch = 0;
     std::uint32_t progress_done = 0;
     std::uint32_t progress_total = 0;

@@ -34,7 +34,7 @@ check() {
     fi
 }
 
-check "cpuctl " "cancel holds offline online plan profile release smt status topology"
+check "cpuctl " "cancel holds offline online plan profile release smt status topology watch"
 check "cpuctl o" "offline online"
 check "cpuctl --json s" "smt status"
 check "cpuctl --timeout " ""

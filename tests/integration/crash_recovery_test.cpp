@@ -207,7 +207,10 @@ TEST_F(CrashRecoveryTest, ABestEffortBatchKeepsWhatItDid) {
     EXPECT_EQ(text(rec, "restored"), "");
     // cpuctl status tells the admin.
     const RunResult status = cpuctl({"status"});
-    EXPECT_NE(status.out.find("last recovery:  recovered: batch 1"), std::string::npos)
+    EXPECT_NE(status.out.find("last recovery:   recovered at "), std::string::npos)
+        << status.describe();
+    EXPECT_NE(status.out.find(" UTC: batch 1 (offline 1-15 via per-cpu) was interrupted"),
+              std::string::npos)
         << status.describe();
 }
 

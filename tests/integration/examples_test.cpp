@@ -134,7 +134,8 @@ TEST_F(ExamplesTest, BusctlScriptOfflinesAndOnlines) {
     EXPECT_TRUE(has_line(
         r.out,
         "^a\\(ussis\\)a\\{sv\\} 3 4 \"changed\" \"\" 0 \"offline\" 6 \"changed\" \"\" 0 "
-        "\"offline\" 7 \"changed\" \"\" 0 \"offline\" 12 \"action\" s \"offline\" \"batch_id\" t "
+        "\"offline\" 7 \"changed\" \"\" 0 \"offline\" 13 \"action\" s \"offline\" \"affinity\" "
+        "a\\(susssis\\) 0 \"batch_id\" t "
         "[0-9]+ \"dry_run\" b false \"duration_us\" t [0-9]+ \"mask\" s \"4,6,7\" \"mode\" s "
         "\"best-effort\" \"order\" au 3 7 6 4 \"outcome\" s \"ok\" \"partitions\" a\\(sss\\) 0 "
         "\"pinned_irqs\" a\\(uss\\) 0 \"pinned_tasks\" a\\(uss\\) 0 \"strategy\" s \"per-cpu\"$"))
