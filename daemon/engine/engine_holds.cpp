@@ -431,8 +431,12 @@ void Engine::defend_holds() {
         const CpuSet back_offline = wrong - expected;
         admission_->post([this, id = hold.id, back_online, back_offline] {
             const MachineState state = read();
-            for (const auto& [action, cpus] : {std::pair{Action::Online, back_online},
-                                               std::pair{Action::Offline, back_offline}}) {
+            // Not a structured binding: clang before 16 cannot capture one in a lambda (the
+            // fuzz build and clang-tidy use clang 14).
+            for (const auto& step : {std::pair{Action::Online, back_online},
+                                     std::pair{Action::Offline, back_offline}}) {
+                const Action action = step.first;
+                const CpuSet cpus = step.second;
                 if (cpus.empty()) {
                     continue;
                 }
