@@ -3,7 +3,8 @@
 # authorization tests run a real one on their private bus; power-profiles-daemon: the power
 # profile tests run the real one there; zsh: the
 # zsh completion's test; python3-gi: the Python client example of docs/clients.md, run by
-# the integration tests; tmux: `cpuctl topology --map` checked in an 80-column pane), the
+# the integration tests; libglib2.0-bin: gdbus monitor, an outside client following the
+# daemon's signals in the integration tests; tmux: `cpuctl topology --map` checked in an 80-column pane), the
 # guest demo and the benchmark (scripts/bench.sh: matplotlib for its plots, util-linux chcpu
 # as a peer), the systemd guest (mmdebstrap: its Debian root) and the Cockpit page's browser
 # test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
@@ -17,7 +18,7 @@ pkgs=(
   clang libclang-rt-14-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
-  dbus systemd zsh python3-gi polkitd power-profiles-daemon tmux
+  dbus systemd zsh python3-gi libglib2.0-bin polkitd power-profiles-daemon tmux
   qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat mmdebstrap
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
   python3-matplotlib python3-numpy util-linux stress-ng

@@ -236,7 +236,10 @@ private:
     void admit_hold(std::uint64_t token, const HoldAsk& ask);
     void finish_hold(std::uint64_t token, std::uint64_t id,
                      const std::function<void(const Hold&)>& bind, ChangeAnswer answer);
-    void restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done);
+    // `putting_back`: the state the hold's queued put-backs (defend_holds) will have left
+    // its CPUs in when the restore's batch runs (they are queued before it), by CPU.
+    void restore_hold(const Hold& hold, const CpuSet& putting_online, const CpuSet& putting_offline,
+                      std::function<void(ReleaseAnswer)> done);
     // Writes the holds in force to state_dir/holds (fsynced, renamed over the old file).
     void save_holds();
     // Owner thread, after a read was adopted: finds held CPUs that changed without cpuhpd,

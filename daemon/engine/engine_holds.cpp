@@ -203,6 +203,15 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
         }
         return;
     }
+    // A put-back still queued runs before the restore: the restore plans from the state it
+    // leaves (else a CPU a writer brought online, put back offline after the restore was
+    // planned, would stay offline with no hold left).
+    const auto expected_it = held_online_.find(id);
+    const CpuSet expected =
+        expected_it != held_online_.end() ? expected_it->second : online_by_state(*hold);
+    const CpuSet putting_back = reputting_[id];
+    const CpuSet putting_online = putting_back & expected;
+    const CpuSet putting_offline = putting_back - expected;
     held_online_.erase(id);
     known_wrong_.erase(id);
     reputting_.erase(id);
@@ -225,7 +234,9 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
         }
         return;
     }
-    admission_->post([this, hold = *hold, done = std::move(done)] { restore_hold(hold, done); });
+    admission_->post([this, hold = *hold, putting_online, putting_offline, done = std::move(done)] {
+        restore_hold(hold, putting_online, putting_offline, done);
+    });
 }
 
 Hold Engine::attach_hold(std::uint64_t id, const std::string& holder) {
@@ -475,7 +486,8 @@ void Engine::defend_holds() {
     }
 }
 
-void Engine::restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> done) {
+void Engine::restore_hold(const Hold& hold, const CpuSet& putting_online,
+                          const CpuSet& putting_offline, std::function<void(ReleaseAnswer)> done) {
     struct Restore {
         std::size_t waiting = 0;
         std::vector<CpuResult> results;
@@ -498,7 +510,8 @@ void Engine::restore_hold(const Hold& hold, std::function<void(ReleaseAnswer)> d
         }
     };
     try {
-        const MachineState state = read();
+        MachineState state = read();
+        state.online = (state.online - putting_offline) | putting_online;
         std::vector<Request> requests = restore_requests(hold, state);
         restore->waiting += requests.size();
         for (auto& request : requests) {
