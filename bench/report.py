@@ -9,6 +9,7 @@ kept apart: the projection section says what it assumes.
 """
 import csv
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -47,9 +48,17 @@ PUBLISHED = [
 def config_text(c):
     if c in CONFIG_TEXT:
         return CONFIG_TEXT[c]
+    if m := re.fullmatch(r"cg(\d+)t(\d+)", c):
+        return f"{m[1]} cpu cgroups, {m[2]} tasks"
     if c.startswith("cg"):
         return f"{c[2:]} cpu cgroups"
     return c
+
+
+def config_size(c):
+    """(cgroups, tasks) of a cgN or cgNtM configuration, for sorting."""
+    m = re.fullmatch(r"cg(\d+)(?:t(\d+))?", c)
+    return (int(m[1]), int(m[2] or 0)) if m else (0, 0)
 
 
 def read_csv(path):
@@ -325,7 +334,7 @@ class Report:
         for k in sorted({r["kernel"] for r in self.phasewall}):
             vs = sorted({r["vcpus"] for r in self.phasewall if r["kernel"] == k}, key=vcpus_key)
             cfgs = sorted({r["config"] for r in self.phasewall if r["kernel"] == k})
-            cg = sorted((c for c in cfgs if c.startswith("cg")), key=lambda c: int(c[2:]))
+            cg = sorted((c for c in cfgs if c.startswith("cg")), key=config_size)
             chosen = [c for c in (cg[:1] + cg[-1:]) if c] or cfgs[:1]
             for c in dict.fromkeys(chosen):
                 picks.append((k, vs[-1], c, "all"))

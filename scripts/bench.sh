@@ -11,8 +11,9 @@
 #   --large              add 48 and 64 vCPUs (hours under TCG)
 #   --vcpus LIST         guest sizes (default 8,16,32; multiples of 4; 2 packages, SMT)
 #   --reps N             timed repetitions per cell (default 5)
-#   --configs LIST       cg0,part,cgN (default cg0,part,cg2000): no extra cgroups; an
-#                        empty cpuset partition on the last package; N cpu cgroups
+#   --configs LIST       cg0,part,cgN,cgNtM (default cg0,part,cg2000): no extra cgroups;
+#                        an empty cpuset partition on the last package; N cpu cgroups;
+#                        those and M sleeping tasks spread over them
 #   --workloads LIST     all,pkg,smt (default all three): every AP, the last package, the
 #                        SMT siblings
 #   --methods LIST       guest methods (default all that apply): loop,loop-exp,chcpu,

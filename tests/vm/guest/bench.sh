@@ -7,9 +7,10 @@
 # BENCH_CONFIGS, BENCH_WORKLOADS, BENCH_METHODS, BENCH_PHASE, BENCH_REBUILD_REPS give
 # defaults, for the demo, which runs this script too):
 #   cpuhpd.bench_reps=N          timed repetitions per cell (default 5)
-#   cpuhpd.bench_configs=LIST    cg0,part,cgN (default cg0,part,cg2000): no extra cgroups;
-#                                a cpuset partition (cgroup v2, empty) covering the last
-#                                package; N cgroups with the cpu controller
+#   cpuhpd.bench_configs=LIST    cg0,part,cgN,cgNtM (default cg0,part,cg2000): no extra
+#                                cgroups; a cpuset partition (cgroup v2, empty) covering the
+#                                last package; N cgroups with the cpu controller; those and M
+#                                sleeping tasks spread over them
 #   cpuhpd.bench_workloads=LIST  all,pkg,smt (default all three; smt needs SMT)
 #   cpuhpd.bench_methods=LIST    default every method that applies (see METHODS below)
 #   cpuhpd.bench_phase=0|1       the cpuhp tracepoint pass (default 1)
@@ -287,6 +288,18 @@ setup_config() {
         echo root >$CG/cpuhpd-part/cpuset.cpus.partition || return 1
         info part_state "$(cat $CG/cpuhpd-part/cpuset.cpus.partition)"
         info part_cpus "$(cat $CG/cpuhpd-part/cpuset.cpus.effective)" ;;
+    cg[0-9]*t[0-9]*)
+        # N cpu cgroups and M sleeping tasks spread over them: what a busy host's daemon
+        # walks (/proc, the cgroup tree) on every batch.
+        setup_config "${1%t*}" || return 1
+        local ntasks=${1##*t} i=1
+        while [ $i -le "$ntasks" ]; do
+            sleep 1000000 &
+            echo $! >$CG/cpuhpd-bench/g$(((i - 1) % NGROUPS + 1))/cgroup.procs || return 1
+            BENCH_TASKS="$BENCH_TASKS $!"
+            i=$((i + 1))
+        done
+        info tasks_$1 "$(ls -d /proc/[0-9]*/task/[0-9]* | wc -l)" ;;
     cg[0-9]*)
         NGROUPS=${1#cg}
         echo +cpu >$CG/cgroup.subtree_control || return 1
@@ -301,6 +314,11 @@ setup_config() {
 teardown_config() {
     case $1 in
     part) echo member >$CG/cpuhpd-part/cpuset.cpus.partition 2>/dev/null; rmdir $CG/cpuhpd-part ;;
+    cg[0-9]*t[0-9]*)
+        # shellcheck disable=SC2086 # a list of pids
+        [ -z "$BENCH_TASKS" ] || { kill $BENCH_TASKS; wait $BENCH_TASKS 2>/dev/null; }
+        BENCH_TASKS=""
+        teardown_config "${1%t*}" ;;
     cg[0-9]*) [ -d $CG/cpuhpd-bench ] && (cd $CG/cpuhpd-bench && ls -d g* 2>/dev/null | xargs rmdir) &&
                   rmdir $CG/cpuhpd-bench ;;
     esac
