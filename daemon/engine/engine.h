@@ -283,14 +283,18 @@ private:
     std::optional<ActiveProfile> active_profile_;
     bool profile_changing_ = false;  // an apply or revert is queued or running
 
-    // Holds, owner thread only. Of each hold's CPUs, the ones it keeps online (the hold's
-    // state, as its holder's own changes left it).
-    std::map<std::uint64_t, CpuSet> held_online_;
-    // Per hold: the CPUs found changed and reported already (not reported again until they
-    // are right once more), those being put back, and when they were put back lately.
-    std::map<std::uint64_t, CpuSet> known_wrong_;
-    std::map<std::uint64_t, CpuSet> reputting_;
-    std::map<std::uint64_t, std::vector<std::chrono::steady_clock::time_point>> reputs_;
+    // What defending one hold keeps (defend_holds), owner thread only.
+    struct HoldGuard {
+        // Of the hold's CPUs, the ones it keeps online (the hold's state, as its holder's own
+        // changes left it); unset: as the hold's state says.
+        std::optional<CpuSet> online;
+        CpuSet known_wrong;  // found changed and reported already (until right once more)
+        CpuSet reputting;    // being put back now
+        std::vector<std::chrono::steady_clock::time_point> reputs;  // put back lately
+    };
+    std::map<std::uint64_t, HoldGuard> guards_;
+    // The CPUs of `hold` that are to be online now.
+    CpuSet expected_online(const Hold& hold) const;
     CpuSet loaded_held_;
 
     std::atomic<bool> refresh_queued_{false};  // a re-read waits to be started

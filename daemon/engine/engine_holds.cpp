@@ -165,7 +165,7 @@ void Engine::finish_hold(std::uint64_t token, std::uint64_t id,
         }
     }
     holds_.establish(id);
-    held_online_[id] = online_by_state(*hold);
+    guards_[id].online = online_by_state(*hold);
     // On disk before the reply: a daemon restarted from now on keeps the hold.
     save_holds();
     events_.notice(hold_notice(
@@ -206,16 +206,11 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
     // A put-back still queued runs before the restore: the restore plans from the state it
     // leaves (else a CPU a writer brought online, put back offline after the restore was
     // planned, would stay offline with no hold left).
-    const auto expected_it = held_online_.find(id);
-    const CpuSet expected =
-        expected_it != held_online_.end() ? expected_it->second : online_by_state(*hold);
-    const CpuSet putting_back = reputting_[id];
+    const CpuSet expected = expected_online(*hold);
+    const CpuSet putting_back = guards_[id].reputting;
     const CpuSet putting_online = putting_back & expected;
     const CpuSet putting_offline = putting_back - expected;
-    held_online_.erase(id);
-    known_wrong_.erase(id);
-    reputting_.erase(id);
-    reputs_.erase(id);
+    guards_.erase(id);
     if (!stopping_) {
         // A daemon stopping keeps the file: its successor takes the holds back.
         save_holds();
@@ -326,7 +321,7 @@ std::size_t Engine::load_holds() {
     }
     for (Hold& hold : file.holds) {
         hold.attached = false;
-        held_online_[hold.id] = online_by_state(hold);
+        guards_[hold.id].online = online_by_state(hold);
         loaded_held_ |= hold.cpus;
         events_.notice(hold_notice(describe(hold) + " kept across the restart: CPU " +
                                        hold.cpus.to_string() + " stay held; it ends with " +
@@ -347,6 +342,11 @@ CpuSet Engine::loaded_held_cpus() const {
     return loaded_held_;
 }
 
+CpuSet Engine::expected_online(const Hold& hold) const {
+    const auto it = guards_.find(hold.id);
+    return it != guards_.end() && it->second.online ? *it->second.online : online_by_state(hold);
+}
+
 void Engine::follow_holder_change(const std::string& caller, const RequestResult& result) {
     if (caller.empty() || result.dry_run) {
         return;
@@ -355,7 +355,11 @@ void Engine::follow_holder_change(const std::string& caller, const RequestResult
         if (!hold.attached || hold.holder != caller || !hold.established) {
             continue;
         }
-        CpuSet& online = held_online_[hold.id];
+        std::optional<CpuSet>& known = guards_[hold.id].online;
+        if (!known) {
+            known = CpuSet{};
+        }
+        CpuSet& online = *known;
         for (const CpuResult& cpu : result.cpus) {
             if (cpu.outcome != CpuOutcome::Changed || !hold.cpus.contains(cpu.cpu)) {
                 continue;
@@ -380,20 +384,19 @@ void Engine::defend_holds() {
         if (!hold.established) {
             continue;
         }
-        const auto expected_it = held_online_.find(hold.id);
-        const CpuSet expected =
-            expected_it != held_online_.end() ? expected_it->second : online_by_state(hold);
+        HoldGuard& guard = guards_[hold.id];
+        const CpuSet expected = expected_online(hold);
         const CpuSet present = hold.cpus & state_.present;
         const CpuSet online_now = present & state_.online;
         const CpuSet wrong =
-            ((online_now - expected) | ((expected & present) - online_now)) - reputting_[hold.id];
-        CpuSet& known = known_wrong_[hold.id];
+            ((online_now - expected) | ((expected & present) - online_now)) - guard.reputting;
+        CpuSet& known = guard.known_wrong;
         const CpuSet fresh = wrong - known;
         known = wrong;
         if (fresh.empty()) {
             continue;
         }
-        auto& times = reputs_[hold.id];
+        auto& times = guard.reputs;
         times.erase(std::remove_if(times.begin(), times.end(),
                                    [&](auto t) { return now - t >= std::chrono::minutes(1); }),
                     times.end());
@@ -437,7 +440,7 @@ void Engine::defend_holds() {
             continue;
         }
         times.push_back(now);
-        reputting_[hold.id] |= wrong;
+        guard.reputting |= wrong;
         const CpuSet back_online = expected & wrong;
         const CpuSet back_offline = wrong - expected;
         admission_->post([this, id = hold.id, back_online, back_offline] {
@@ -459,14 +462,12 @@ void Engine::defend_holds() {
                 request.caller = hold_caller(id);
                 auto finished = [this, id, cpus](const RequestResult& result) {
                     events_.request_finished(result);
-                    if (auto it = reputting_.find(id); it != reputting_.end()) {
-                        it->second = it->second - cpus;
-                    }
                     // Judged again at the next read (the one after the batch, below): a
                     // put-back that failed, or a writer that struck again during it, is a
                     // new violation (bounded by kMaxReputsPerMinute).
-                    if (auto it = known_wrong_.find(id); it != known_wrong_.end()) {
-                        it->second = it->second - cpus;
+                    if (auto it = guards_.find(id); it != guards_.end()) {
+                        it->second.reputting = it->second.reputting - cpus;
+                        it->second.known_wrong = it->second.known_wrong - cpus;
                     }
                 };
                 try {
@@ -476,8 +477,8 @@ void Engine::defend_holds() {
                                                        ": cannot put CPU " + cpus.to_string() +
                                                        " back: " + error.what());
                     post_([this, id, cpus] {
-                        if (auto it = reputting_.find(id); it != reputting_.end()) {
-                            it->second = it->second - cpus;
+                        if (auto it = guards_.find(id); it != guards_.end()) {
+                            it->second.reputting = it->second.reputting - cpus;
                         }
                     });
                 }
