@@ -47,17 +47,6 @@ class CrashRecoveryTest : public PinnedBatchTest {
 protected:
     fs::path journal() const { return world_->dir() / "state" / "batch.journal"; }
 
-    void kill_daemon() {
-        client_.reset();
-        ASSERT_EQ(::kill(world_->daemon().pid(), SIGKILL), 0);
-        ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 10s));
-    }
-
-    void restart() {
-        ASSERT_NO_THROW(world_->start_daemon(config()));
-        client_ = std::make_unique<RawClient>(world_->bus_address());
-    }
-
     std::string journal_text() const {
         std::ifstream in(journal());
         return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -85,7 +74,7 @@ TEST_P(KilledAfterCpus, RecoveryPutsEveryCpuAndRcuExpeditedBack) {
     ASSERT_EQ(tree().online_files(), expected_files(done)) << "the state the crash left";
     ASSERT_EQ(tree().read("kernel/rcu_expedited"), "1");
 
-    restart();
+    restart_daemon();
     const auto after = tree().online_files();
     EXPECT_EQ(after, expected_files({}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
@@ -175,7 +164,7 @@ TEST_F(CrashRecoveryTest, KilledDuringRollbackRecoversTheRest) {
     tree().write("devices/system/cpu/online", "0-12");
     ASSERT_EQ(tree().online_files(), expected_files({13, 14, 15}));
 
-    restart();
+    restart_daemon();
     EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
     const auto rec = client_->get_vardict("LastRecovery");
@@ -198,7 +187,7 @@ TEST_F(CrashRecoveryTest, ABestEffortBatchKeepsWhatItDid) {
     kill_daemon();
     unblock(order[5], "1");
 
-    restart();
+    restart_daemon();
     EXPECT_EQ(tree().online_files(), expected_files(done));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
     const auto rec = client_->get_vardict("LastRecovery");
@@ -226,7 +215,7 @@ TEST_F(RecoveryRollbackPolicyTest, PutsBackTheCpusOfABestEffortBatchToo) {
     ASSERT_TRUE(files_show(first(order, 4), "0"));
     kill_daemon();
     unblock(order[4], "1");
-    restart();
+    restart_daemon();
     EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(cpus_in(text(client_->get_vardict("LastRecovery"), "restored")), first(order, 4));
 }
@@ -241,7 +230,7 @@ protected:
         client_.reset();
         world_->stop_daemon();
         make(journal());
-        restart();
+        restart_daemon();
     }
     void expect_rejected_and_nothing_changed(const std::string& why) {
         const auto rec = client_->get_vardict("LastRecovery");
@@ -310,7 +299,7 @@ TEST_F(UntrustedJournalTest, ATruncatedJournalIsRecoveredOrRefusedByWhereItWasCu
 
     // Torn inside the last record: recovered.
     fs::resize_file(journal(), whole.size() - 5);
-    restart();
+    restart_daemon();
     auto rec = client_->get_vardict("LastRecovery");
     EXPECT_EQ(text(rec, "outcome"), "recovered") << text(rec, "summary");
     EXPECT_EQ(tree().online_files(), expected_files({}));

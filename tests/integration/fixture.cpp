@@ -169,6 +169,17 @@ void CpuhpdTest::TearDown() {
     world_.reset();
 }
 
+void CpuhpdTest::kill_daemon() {
+    client_.reset();
+    ASSERT_EQ(::kill(world_->daemon().pid(), SIGKILL), 0);
+    ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 10s));
+}
+
+void CpuhpdTest::restart_daemon() {
+    ASSERT_NO_THROW(world_->start_daemon(config()));
+    client_ = std::make_unique<RawClient>(world_->bus_address());
+}
+
 HangingRead::HangingRead(const std::filesystem::path& fifo) {
     writer_ = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
     inotify_ = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);

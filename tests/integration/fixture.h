@@ -171,6 +171,11 @@ protected:
     test::FakeSysfs& tree() { return world_->tree(); }
     RunResult cpuctl(const std::vector<std::string>& args) { return world_->cpuctl(args); }
 
+    // A crash: SIGKILL, reaped (bounded); client_ is dropped first.
+    void kill_daemon();
+    // The daemon started again on the same bus, state directory and config(); a new client_.
+    void restart_daemon();
+
     std::unique_ptr<World> world_;
     std::unique_ptr<RawClient> client_;
 };

@@ -35,15 +35,6 @@ protected:
         return c;
     }
 
-    void kill_daemon() {
-        client_.reset();
-        ASSERT_EQ(::kill(world_->daemon().pid(), SIGKILL), 0);
-        ASSERT_TRUE(world_->daemon().wait_until(Clock::now() + 10s));
-    }
-    void restart() {
-        ASSERT_NO_THROW(world_->start_daemon(config()));
-        client_ = std::make_unique<RawClient>(world_->bus_address());
-    }
     bool files_are(const std::set<unsigned>& offline) {
         return eventually([&] { return tree().online_files() == expected_files(offline); }, 15s);
     }
@@ -59,7 +50,7 @@ TEST_F(HoldPersistenceTest, AHoldSurvivesSigkillRefusesOthersAndIsReattached) {
     EXPECT_TRUE(files_are({4, 5}));
 
     kill_daemon();
-    restart();
+    restart_daemon();
 
     // Still there, with its id, its names and its CPUs still offline.
     const auto holds = client_->get_holds();
@@ -117,7 +108,7 @@ TEST_F(HoldPersistenceTest, AnUnclaimedHoldEndsWithItsRestoreAfterTheGracePeriod
     ASSERT_TRUE(held.call.ok) << held.call.describe();
     Fd fd{held.fd};
     kill_daemon();
-    restart();
+    restart_daemon();
     // Held at first (the restarted daemon kept it), then restored when nobody came back.
     EXPECT_TRUE(files_are({}));
     EXPECT_TRUE(eventually([&] { return client_->get_holds().empty(); }, 10s));
@@ -138,7 +129,7 @@ TEST_F(HoldPersistenceTest, CpuctlReattachesOnItsOwnAndTheCommandRunsOn) {
     const auto id = client_->get_holds()[0].id;
 
     kill_daemon();
-    restart();
+    restart_daemon();
     EXPECT_TRUE(
         eventually([&] { return holder->err().find("re-attached") != std::string::npos; }, 10s))
         << holder->err();
