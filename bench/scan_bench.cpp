@@ -17,6 +17,7 @@
 // offline + online batch <= 20 ms at 50,000 tasks and 10,000 cgroups, and within 2x of the
 // figure at 100 tasks and 10 cgroups.
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,14 @@ constexpr unsigned kCpus = 64;
 constexpr unsigned kThreadsPerProcess = 4;
 constexpr unsigned kIrqs = 128;
 const cpuhpd::CpuSet kLeaving = cpuhpd::CpuSet::range(38, 41);
+
+// CPU time of the whole process (every thread), in ms: less hostage to a busy host than
+// the wall clock.
+double cpu_ms() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -313,27 +322,54 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
         paths, writer, journal, [&] { return cpuhpd::read_machine(paths, memory); }, settings, proc,
         cgroup, run_dir / "partitions.ledger", run_dir / "affinity.ledger");
 
-    std::vector<double> off_ms, on_ms, both_ms, pinned_ms, partitions_ms, machine_ms;
+    std::vector<double> off_ms, on_ms, both_ms, pinned_ms, partitions_ms, machine_ms, both_cpu,
+        pinned_cpu, partitions_cpu, floor_ms;
+    // The floor of any scan that reads each thread's status once: open + read + close of
+    // each, with every name known beforehand (no directory listing).
+    std::vector<std::string> status_files;
+    for (const auto& pid : fs::directory_iterator(proc)) {
+        std::error_code ec;
+        for (fs::directory_iterator it(pid.path() / "task", ec), end; !ec && it != end;
+             it.increment(ec)) {
+            status_files.push_back((it->path() / "status").string());
+        }
+    }
     std::size_t pinned_found = 0, partitions_found = 0, shrunk = 0;
     std::uint64_t batch = 1;
     const cpuhpd::CpuSet staying = cpuhpd::CpuSet::range(0, kCpus - 1) - kLeaving;
     for (int i = 0; i < runs + 1; ++i) {  // the first run warms the caches; not counted
+        double c0 = cpu_ms();
         auto t0 = Clock::now();
         const auto off = runner.run(batch++, {request(cpuhpd::Action::Offline)});
         const double off_t = ms_since(t0);
         t0 = Clock::now();
         const auto on = runner.run(batch++, {request(cpuhpd::Action::Online)});
         const double on_t = ms_since(t0);
+        const double both_c = cpu_ms() - c0;
         if (off.results.at(0).outcome != cpuhpd::Outcome::Ok ||
             on.results.at(0).outcome != cpuhpd::Outcome::Ok || sysfs.online().count() != kCpus) {
             throw std::runtime_error(tag(p) + ": the offline/online batch did not go through");
         }
+        c0 = cpu_ms();
         t0 = Clock::now();
         const cpuhpd::Pinned pinned = cpuhpd::scan_pinned(proc, kLeaving, staying);
         const double pinned_t = ms_since(t0);
+        const double pinned_c = cpu_ms() - c0;
+        c0 = cpu_ms();
         t0 = Clock::now();
         const auto partitions = cpuhpd::find_partitions(cgroup);
         const double partitions_t = ms_since(t0);
+        const double partitions_c = cpu_ms() - c0;
+        t0 = Clock::now();
+        char buf[4096];
+        for (const auto& file : status_files) {
+            const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
+                ::close(fd);
+            }
+        }
+        const double floor_t = ms_since(t0);
         t0 = Clock::now();
         cpuhpd::read_machine(paths, memory);
         const double machine_t = ms_since(t0);
@@ -346,16 +382,24 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
         pinned_ms.push_back(pinned_t);
         partitions_ms.push_back(partitions_t);
         machine_ms.push_back(machine_t);
+        both_cpu.push_back(both_c);
+        pinned_cpu.push_back(pinned_c);
+        partitions_cpu.push_back(partitions_c);
+        floor_ms.push_back(floor_t);
         pinned_found = pinned.tasks.size() + pinned.irqs.size();
         partitions_found = partitions.size();
         shrunk = off.report.partitions.size();
     }
     const std::string t = tag(p);
     const double both = rows.add_spread("offline+online batch of CPUs 38-41, " + t, both_ms);
+    rows.add_spread("  offline+online batch, CPU time of every thread, " + t, both_cpu);
     rows.add_spread("  offline batch, " + t, off_ms);
     rows.add_spread("  online batch, " + t, on_ms);
     rows.add_spread("  scan_pinned alone, " + t, pinned_ms);
+    rows.add_spread("  scan_pinned alone, CPU time, " + t, pinned_cpu);
     rows.add_spread("  find_partitions alone, " + t, partitions_ms);
+    rows.add_spread("  find_partitions alone, CPU time, " + t, partitions_cpu);
+    rows.add_spread("  floor: open+read+close of every status file, names known, " + t, floor_ms);
     // Not a scan: a batch reads the machine (64 CPUs' sysfs files) before and after.
     rows.add_spread("  read_machine alone (64 CPUs), " + t, machine_ms);
     std::cerr << "cpuhpd-scan-bench:   (" << t << ": " << pinned_found
