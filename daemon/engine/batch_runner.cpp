@@ -1,7 +1,9 @@
 #include "batch_runner.h"
 
 #include <chrono>
+#include <future>
 #include <set>
+#include <system_error>
 
 #include "batch_phases.h"
 #include "journal_file.h"
@@ -131,7 +133,14 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     Pinned pinned;
     std::vector<Partition> partitions;
     if (offline) {
-        partitions = find_partitions(cgroup_root_);
+        // The two walks read different trees: the cgroup tree's on a thread of its own while
+        // this one reads /proc (the batch waits for both before admitting anything).
+        std::future<std::vector<Partition>> partitions_walk;
+        try {
+            partitions_walk =
+                std::async(std::launch::async, [this] { return find_partitions(cgroup_root_); });
+        } catch (const std::system_error&) {  // no thread to be had: walked below instead
+        }
         // One scan for the whole batch, before the first write; admit() gives each request
         // its part.
         CpuSet leaving;
@@ -139,6 +148,8 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
             leaving |= request.cpus & before.online;
         }
         pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
+        partitions =
+            partitions_walk.valid() ? partitions_walk.get() : find_partitions(cgroup_root_);
     }
     BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
     std::vector<AffinityRestore> affinity_unrecorded;

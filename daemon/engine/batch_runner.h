@@ -1,6 +1,7 @@
 // Runs one batch: plans it, journals it, drives the chosen strategy inside an expedite
 // window, rolls back atomic requests that failed, and distributes per-CPU results to
-// every request. Synchronous and thread-free, so tests can drive it directly.
+// every request. Synchronous (the walks of an offline batch run on short-lived threads it
+// joins before going on), so tests can drive it directly.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,17 @@
 #include "partitions.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
+#include "attribute_at.h"
 #include "cpulist.h"
 #include "input.h"
 #include "state_file.h"
@@ -24,6 +32,52 @@ std::size_t depth(const std::string& path) {
     return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
 }
 
+// Whether the children of the open cgroup directory `dir` can have cpuset files: its
+// cgroup.subtree_control enables cpuset, or there is no such file to say.
+bool may_hold_cpusets(int dir) {
+    const auto controllers = read_attribute_at(dir, "cgroup.subtree_control");
+    if (!controllers) {
+        return true;
+    }
+    std::istringstream words(*controllers);
+    for (std::string word; words >> word;) {
+        if (word == "cpuset") {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The subdirectories of the open directory `fd` (which this closes); symlinks left out.
+std::vector<std::string> subdirectories(int fd) {
+    std::vector<std::string> out;
+    for (auto& entry : list_directory(::dup(fd))) {
+        bool dir = entry.type == DT_DIR;
+        if (entry.type == DT_UNKNOWN) {  // a filesystem that does not say: ask
+            struct stat st {};
+            dir = ::fstatat(fd, entry.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                  S_ISDIR(st.st_mode);
+        }
+        if (dir) {
+            out.push_back(std::move(entry.name));
+        }
+    }
+    ::close(fd);
+    return out;
+}
+
+std::optional<CpuSet> cpulist_at(int dir, const char* name) {
+    const auto text = read_attribute_at(dir, name);
+    if (!text) {
+        return std::nullopt;
+    }
+    try {
+        return parse_cpulist(*text);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace
 
 std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
@@ -31,25 +85,47 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
     if (cgroup_root.empty()) {
         return out;
     }
-    std::error_code ec;
-    for (fs::recursive_directory_iterator it(cgroup_root, ec), end; !ec && it != end;
-         it.increment(ec)) {
-        std::error_code type_ec;
-        if (!it->is_directory(type_ec) || it->is_symlink(type_ec)) {
+    const int root = ::open(cgroup_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0) {
+        return out;
+    }
+    // Depth first, from the root, each directory opened once and its files read relative
+    // to it. A cgroup has cpuset.* files only when its parent enables cpuset in
+    // cgroup.subtree_control, and can enable it only when it has them: below a cgroup whose
+    // subtree_control lacks cpuset there is no partition, and its subtree is not read. (A
+    // tree without subtree_control files, like the tests' fakes, is walked whole.) Each
+    // cgroup visited costs a read of cpuset.cpus.partition (and of cpuset.cpus for a
+    // partition), one of cgroup.subtree_control and, when that enables cpuset, a listing.
+    std::vector<std::string> pending{""};  // below the root, "" the root itself
+    while (!pending.empty()) {
+        const std::string rel = std::move(pending.back());
+        pending.pop_back();
+        const int dir = ::openat(root, rel.empty() ? "." : rel.c_str(),
+                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0) {
+            continue;  // removed meanwhile
+        }
+        const auto kind =
+            rel.empty() ? std::nullopt : read_attribute_at(dir, "cpuset.cpus.partition");
+        // A member, an invalid partition ("root invalid (...)"), or no cpuset.
+        if (kind && (*kind == "root" || *kind == "isolated")) {
+            const auto cpus = cpulist_at(dir, "cpuset.cpus");
+            const std::string path = "/" + rel;
+            if (cpus && plain_path(path)) {
+                out.push_back({path, *kind, *cpus});
+            }
+        }
+        if (!may_hold_cpusets(dir)) {
+            ::close(dir);
             continue;
         }
-        const auto kind = read_attribute(it->path() / "cpuset.cpus.partition");
-        if (!kind || (*kind != "root" && *kind != "isolated")) {
-            continue;  // a member, an invalid partition ("root invalid (...)"), or no cpuset
-        }
-        const auto cpus = read_cpulist_file(it->path() / "cpuset.cpus");
-        const std::string path = "/" + fs::relative(it->path(), cgroup_root).generic_string();
-        if (cpus && plain_path(path)) {
-            out.push_back({path, *kind, *cpus});
+        for (auto& name : subdirectories(dir)) {
+            pending.push_back(rel.empty() ? std::move(name) : rel + "/" + name);
         }
     }
-    std::stable_sort(out.begin(), out.end(), [](const Partition& a, const Partition& b) {
-        return depth(a.path) < depth(b.path);
+    ::close(root);
+    std::sort(out.begin(), out.end(), [](const Partition& a, const Partition& b) {
+        return std::make_pair(depth(a.path), a.path) < std::make_pair(depth(b.path), b.path);
     });
     return out;
 }

@@ -1,11 +1,19 @@
 #include "pinned.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <system_error>
+#include <thread>
+#include <unordered_map>
 
+#include "attribute_at.h"
 #include "cpulist.h"
 #include "input.h"
 #include "sysfs.h"
@@ -107,6 +115,172 @@ bool pinned_by(const CpuSet& affinity, const CpuSet& leaving, const CpuSet& stay
     return affinity.intersects(leaving) && !affinity.intersects(staying);
 }
 
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+// A thread's status is about 1.4 kB; Cpus_allowed_list is in its first 1.2 kB.
+constexpr std::size_t kStatusChunk = 4096;
+// From this many processes on, two threads walk /proc.
+constexpr std::size_t kParallelPids = 512;
+
+// An owned file descriptor (-1: none).
+class Fd {
+public:
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+int open_at(int dir, const std::string& name, int flags) {
+    int fd;
+    do {
+        // O_NONBLOCK: a FIFO in place of a file (a broken tree) must not block the open.
+        fd = ::openat(dir, name.c_str(), flags | O_NONBLOCK | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+// The numbered entries of `name` below the directory `dir`, in directory order; none when
+// it cannot be listed.
+std::vector<unsigned> numbered_entries_at(int dir, const char* name) {
+    std::vector<unsigned> out;
+    const int fd = ::openat(dir, name, kDirFlags);
+    if (fd < 0) {
+        return out;
+    }
+    for (const auto& entry : list_directory(fd)) {
+        const std::string& n = entry.name;
+        unsigned value = 0;
+        const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), value);
+        if (ec == std::errc{} && end == n.data() + n.size() && !n.empty()) {
+            out.push_back(value);
+        }
+    }
+    return out;
+}
+
+// The value of "Cpus_allowed_list:" in the status file `name` below `dir`, read into `buf`
+// (kept by the caller from thread to thread: no allocation per thread) only as far as that
+// line ends: one read for a real thread's status, more when it is longer (a Groups line
+// of thousands of groups comes first). nullopt when the file is unreadable or has no such
+// line; the view is into `buf`.
+std::optional<std::string_view> allowed_list_at(int dir, const std::string& name,
+                                                std::string& buf) {
+    constexpr std::string_view key = "\nCpus_allowed_list:";
+    const Fd fd(open_at(dir, name, O_RDONLY));
+    if (fd.get() < 0) {
+        return std::nullopt;
+    }
+    std::size_t used = 0;
+    std::size_t value = std::string_view::npos;  // where the list starts
+    while (true) {
+        if (buf.size() < used + kStatusChunk) {
+            buf.resize(used + kStatusChunk);
+        }
+        const ssize_t n = ::read(fd.get(), buf.data() + used, kStatusChunk);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return std::nullopt;
+        }
+        if (n == 0) {
+            break;
+        }
+        // Search from where the key may start: it may straddle two reads.
+        const std::size_t from = used >= key.size() ? used - key.size() : 0;
+        used += static_cast<std::size_t>(n);
+        const std::string_view text(buf.data(), used);
+        if (value == std::string_view::npos) {
+            if (from == 0 && text.starts_with(key.substr(1))) {
+                value = key.size() - 1;  // the first line (not so in the kernel's order)
+            } else if (const auto at = text.find(key, from); at != text.npos) {
+                value = at + key.size();
+            }
+        }
+        if (value != std::string_view::npos && text.find('\n', value) != text.npos) {
+            break;
+        }
+    }
+    const std::string_view text(buf.data(), used);
+    if (value == std::string_view::npos) {
+        return std::nullopt;
+    }
+    // The end of the file ends the line too.
+    const auto begin = std::min(text.find_first_not_of(" \t", value), text.size());
+    return text.substr(begin, text.find('\n', begin) - begin);
+}
+
+// What an affinity (a Cpus_allowed_list) means for the batch.
+struct Verdict {
+    bool pinned = false;
+    CpuSet cpus;
+};
+
+class VerdictCache {
+public:
+    VerdictCache(const CpuSet& leaving, const CpuSet& staying)
+        : leaving_(leaving), staying_(staying) {}
+    // nullptr for a list that does not parse.
+    const Verdict* of(std::string_view list) {
+        auto it = cache_.find(std::string(list));
+        if (it == cache_.end()) {
+            std::optional<Verdict> verdict;
+            try {
+                const CpuSet cpus = parse_cpulist(list);
+                verdict = Verdict{pinned_by(cpus, leaving_, staying_), cpus};
+            } catch (const std::exception&) {
+            }
+            it = cache_.emplace(std::string(list), std::move(verdict)).first;
+        }
+        return it->second ? &*it->second : nullptr;
+    }
+
+private:
+    const CpuSet& leaving_;
+    const CpuSet& staying_;
+    std::unordered_map<std::string, std::optional<Verdict>> cache_;
+};
+
+// The pinned threads of the processes `pids` below the /proc directory `proc`.
+std::vector<PinnedTask> scan_tasks(int proc, std::span<const unsigned> pids, const CpuSet& leaving,
+                                   const CpuSet& staying) {
+    std::vector<PinnedTask> out;
+    // Most threads share a handful of affinities (every CPU, one NUMA node, ...): each
+    // distinct Cpus_allowed_list is parsed and judged once.
+    VerdictCache verdicts(leaving, staying);
+    std::string buf;
+    for (unsigned pid : pids) {
+        const Fd tasks(open_at(proc, std::to_string(pid) + "/task", kDirFlags));
+        if (tasks.get() < 0) {
+            continue;  // ended meanwhile
+        }
+        for (unsigned tid : numbered_entries_at(tasks.get(), ".")) {
+            const std::string name = std::to_string(tid);
+            const auto list = allowed_list_at(tasks.get(), name + "/status", buf);
+            const Verdict* verdict = list ? verdicts.of(*list) : nullptr;
+            if (verdict == nullptr || !verdict->pinned) {
+                continue;
+            }
+            const auto stat_text = read_attribute_at(tasks.get(), (name + "/stat").c_str());
+            const auto stat = stat_text ? parse_stat(*stat_text) : std::nullopt;
+            if (!stat || (stat->flags & kPfKthread) != 0) {
+                continue;
+            }
+            out.push_back(
+                {tid, escape_excerpt(stat->comm, 64), verdict->cpus, pid, stat->start_time});
+        }
+    }
+    return out;
+}
+
 // The names of the IRQ's actions: the directories /proc/irq/N holds, one per handler.
 std::string irq_name(const fs::path& dir) {
     std::vector<std::string> names;
@@ -132,23 +306,31 @@ Pinned scan_pinned(const fs::path& proc_root, const CpuSet& leaving, const CpuSe
     if (proc_root.empty() || leaving.empty()) {
         return out;
     }
-    for (unsigned pid : numbered_entries(proc_root)) {
-        const fs::path tasks = proc_root / std::to_string(pid) / "task";
-        for (unsigned tid : numbered_entries(tasks)) {
-            const fs::path dir = tasks / std::to_string(tid);
-            const auto status = read_attribute(dir / "status");
-            const auto affinity = status ? allowed_cpus("\n" + *status) : std::nullopt;
-            if (!affinity || !pinned_by(*affinity, leaving, staying)) {
-                continue;
-            }
-            const auto stat_text = read_attribute(dir / "stat");
-            const auto stat = stat_text ? parse_stat(*stat_text) : std::nullopt;
-            if (!stat || (stat->flags & kPfKthread) != 0) {
-                continue;
-            }
-            out.tasks.push_back(
-                {tid, escape_excerpt(stat->comm, 64), *affinity, pid, stat->start_time});
+    const Fd proc(::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (proc.get() < 0) {
+        return out;
+    }
+    const std::vector<unsigned> pids = numbered_entries_at(proc.get(), ".");
+    // Above a few hundred processes, a second thread walks half of them (the daemon's own
+    // time per batch is what the caller waits for; the machine has the CPUs).
+    const std::size_t split = pids.size() >= kParallelPids ? pids.size() / 2 : pids.size();
+    std::vector<PinnedTask> second;
+    std::optional<std::thread> worker;
+    if (split < pids.size()) {
+        try {
+            worker.emplace([&] {
+                second = scan_tasks(proc.get(), {pids.data() + split, pids.size() - split}, leaving,
+                                    staying);
+            });
+        } catch (const std::system_error&) {  // no thread to be had: one walk does all
+            worker.reset();
         }
+    }
+    out.tasks =
+        scan_tasks(proc.get(), {pids.data(), worker ? split : pids.size()}, leaving, staying);
+    if (worker) {
+        worker->join();
+        out.tasks.insert(out.tasks.end(), second.begin(), second.end());
     }
     std::sort(out.tasks.begin(), out.tasks.end(),
               [](const PinnedTask& a, const PinnedTask& b) { return a.tid < b.tid; });

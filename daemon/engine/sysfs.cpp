@@ -1,10 +1,14 @@
 #include "sysfs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+
+#include "attribute_at.h"
 
 namespace cpuhpd {
 
@@ -74,12 +78,16 @@ std::filesystem::path SysfsPaths::node_dir() const {
 }
 
 std::optional<std::string> read_attribute(const std::filesystem::path& file) {
+    return read_attribute_at(AT_FDCWD, file.c_str());
+}
+
+std::optional<std::string> read_attribute_at(int dir, const char* name) {
     int fd;
     do {
         // The open never waits (for a FIFO in place of an attribute, a broken tree or the
         // crash tests' blocked writes, it would wait for a writer); the reads below wait as
         // sysfs reads do. On sysfs O_NONBLOCK changes nothing either way.
-        fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        fd = ::openat(dir, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         return std::nullopt;
@@ -107,6 +115,23 @@ std::optional<std::string> read_attribute(const std::filesystem::path& file) {
     if (!out.empty() && out.back() == '\n') {
         out.pop_back();
     }
+    return out;
+}
+
+std::vector<DirEntry> list_directory(int fd) {
+    std::vector<DirEntry> out;
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+        ::close(fd);
+        return out;
+    }
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name(e->d_name);
+        if (name != "." && name != "..") {
+            out.push_back({std::string(name), e->d_type});
+        }
+    }
+    ::closedir(d);
     return out;
 }
 

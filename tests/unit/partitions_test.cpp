@@ -35,6 +35,55 @@ TEST(Partitions, FindsValidRootsAndIsolatedParentsFirst) {
     EXPECT_TRUE(find_partitions(m.cgroup_root() / "missing").empty());
 }
 
+// A cgroup has cpuset files only when its parent enables cpuset in cgroup.subtree_control,
+// and can enable it only when it has them: the walk leaves out the subtrees below a
+// subtree_control without cpuset, and still finds every partition of a realistic tree.
+struct CgroupTree {
+    FakeMachine& m;
+    void cgroup(const std::string& path, const std::string& subtree_control,
+                const std::string& partition = "", const std::string& cpus = "") {
+        std::filesystem::create_directories(m.cgroup_root() / path);
+        const std::string dir = "fake-cgroup/" + (path.empty() ? "" : path + "/");
+        m.fs.write(dir + "cgroup.subtree_control", subtree_control);
+        if (!partition.empty()) {
+            m.fs.write(dir + "cpuset.cpus.partition", partition);
+            m.fs.write(dir + "cpuset.cpus", cpus);
+        }
+    }
+};
+
+TEST(Partitions, SubtreesWithoutCpusetAreLeftOutAndEveryPartitionIsFound) {
+    FakeMachine m;
+    CgroupTree t{m};
+    t.cgroup("", "cpuset cpu io memory pids");
+    t.cgroup("system.slice", "cpu io memory pids", "member", "");
+    // What the kernel never shows (no cpuset in system.slice's subtree_control): proof that
+    // the walk does not read below it.
+    t.cgroup("system.slice/stale.service", "", "root", "3");
+    t.cgroup("machine.slice", "cpuset cpu memory", "member", "");
+    t.cgroup("machine.slice/ctr.scope", "cpuset cpu", "member", "");
+    t.cgroup("machine.slice/ctr.scope/rt", "cpuset", "root", "8-11");
+    t.cgroup("machine.slice/ctr.scope/rt/iso", "", "isolated", "10-11");
+    // Below a member that enables cpuset (a remote partition, kernel 6.7+): found.
+    t.cgroup("machine.slice/remote", "", "isolated", "14-15");
+    t.cgroup("rt", "cpuset", "root", "4-7");
+    for (int i = 0; i < 50; ++i) {
+        t.cgroup("machine.slice/ctr.scope/m" + std::to_string(i), "cpu", "member", "");
+        t.cgroup("system.slice/s" + std::to_string(i) + ".service", "cpu");
+    }
+    const auto found = find_partitions(m.cgroup_root());
+    EXPECT_EQ(paths_of(found), (std::vector<std::string>{"/rt", "/machine.slice/remote",
+                                                         "/machine.slice/ctr.scope/rt",
+                                                         "/machine.slice/ctr.scope/rt/iso"}));
+    ASSERT_EQ(found.size(), 4u);
+    EXPECT_EQ(found[2].cpus, CpuSet::range(8, 11));
+    EXPECT_EQ(found[3].kind, "isolated");
+
+    // The root without cpuset in its subtree_control: no cgroup has cpuset files.
+    t.cgroup("", "cpu io memory pids");
+    EXPECT_TRUE(find_partitions(m.cgroup_root()).empty());
+}
+
 TEST(Partitions, ShrinkChildrenFirstAndNeverToNothing) {
     const std::vector<Partition> ps{{"/rt", "root", CpuSet::range(10, 15)},
                                     {"/rt/inner", "isolated", CpuSet::range(12, 13)},

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "batch_phases.h"
 #include "engine_fixture.h"
 #include "fake_proc.h"
@@ -85,6 +87,55 @@ TEST_F(PinnedScan, UnreadableOrMalformedEntriesAreSkippedNotFatal) {
     EXPECT_TRUE(p.irqs.empty());
     EXPECT_TRUE(scan_pinned("", CpuSet::single(9), {}).tasks.empty());
     EXPECT_TRUE(scan_pinned(proc.root() / "missing", CpuSet::single(9), {}).tasks.empty());
+}
+
+// Most threads allowed everywhere, a few pinned: each pinned one is found, with its own
+// affinity and names, however many share an affinity (one verdict per distinct list) and
+// however many processes there are (above 512, two threads walk /proc).
+TEST_F(PinnedScan, PinnedThreadsAmongManyUnpinnedAreEachFound) {
+    for (unsigned pid = 1000; pid < 1000 + 2 * 600; pid += 2) {
+        proc.add_task(pid, pid, "idle", "0-15");
+        proc.add_task(pid, pid + 1, "idle", pid % 3 == 0 ? "0-7,8-15" : "0-15");
+    }
+    proc.add_task(1000, 5000, "first", "9");       // a thread of the first process
+    proc.add_task(1600, 1601 + 4000, "mid", "9");  // same list, another process
+    proc.add_task(2198, 2199 + 4000, "last", "8-11");
+    proc.add_task(1500, 7000, "kworker/9:0", "9", true);
+    proc.add_task(1502, 7001, "one-stays", "7-9");
+    const Pinned p =
+        scan_pinned(proc.root(), CpuSet::range(8, 11), CpuSet::range(0, 7) | set({12, 13, 14, 15}));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{5000, 5601, 6199}));
+    ASSERT_EQ(p.tasks.size(), 3u);
+    EXPECT_EQ(p.tasks[0].pid, 1000u);
+    EXPECT_EQ(p.tasks[1].pid, 1600u);
+    EXPECT_EQ(p.tasks[1].comm, "mid");
+    EXPECT_EQ(p.tasks[1].cpus, CpuSet::single(9));
+    EXPECT_EQ(p.tasks[2].pid, 2198u);
+    EXPECT_EQ(p.tasks[2].cpus, CpuSet::range(8, 11));
+}
+
+// A status longer than one read (thousands of supplementary groups come before the
+// affinity), one without a newline at its end, and one with no affinity at all.
+TEST_F(PinnedScan, TheAffinityIsFoundWhereverItIsInTheStatus) {
+    proc.add_task(1, 1, "groups", "9");
+    proc.add_task(2, 2, "tail", "9");
+    proc.add_task(3, 3, "none", "9");
+    const auto status = [&](unsigned pid) {
+        return proc.root() / std::to_string(pid) / "task" / std::to_string(pid) / "status";
+    };
+    std::string groups = "Name:\tgroups\nGroups:\t";
+    for (int g = 0; g < 3000; ++g) {
+        groups += std::to_string(100000 + g) + " ";
+    }
+    ASSERT_GT(groups.size(), 3 * 4096u);
+    std::ofstream(status(1))
+        << groups << "\nCpus_allowed:\t200\nCpus_allowed_list:\t9\nMems_allowed_list:\t0\n";
+    std::ofstream(status(2)) << "Name:\ttail\nCpus_allowed_list:\t9";
+    std::ofstream(status(3)) << "Name:\tnone\nCpus_allowed:\t200\n";
+    const Pinned p = scan_pinned(proc.root(), CpuSet::single(9), CpuSet::range(0, 8));
+    EXPECT_EQ(tids(p), (std::vector<unsigned>{1, 2}));
+    ASSERT_EQ(p.tasks.size(), 2u);
+    EXPECT_EQ(p.tasks[0].cpus, CpuSet::single(9));
 }
 
 TEST(PinnedNarrow, KeepsWhatTheSmallerChangeStillStrands) {

@@ -1,0 +1,26 @@
+// read_attribute (sysfs.h) relative to an open directory: the walks of /proc (pinned.h)
+// and of the cgroup tree (partitions.h) read thousands of files, and openat spares each
+// open the walk of the whole path.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cpuhpd {
+
+// Whole-file read of `name` below the open directory `dir`, with the trailing newline
+// removed; nullopt when absent or unreadable. AT_FDCWD: relative to the working directory.
+std::optional<std::string> read_attribute_at(int dir, const char* name);
+
+struct DirEntry {
+    std::string name;
+    unsigned char
+        type;  // d_type: DT_DIR, DT_REG, ... (DT_UNKNOWN when the filesystem does not say)
+};
+
+// The entries of the open directory `fd`, which this takes (and closes), in directory
+// order, without "." and ".."; none when it cannot be read. One getdents pass, no stat.
+std::vector<DirEntry> list_directory(int fd);
+
+}  // namespace cpuhpd
