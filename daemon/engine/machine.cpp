@@ -24,13 +24,11 @@ std::vector<StrategyKind> MachineState::capabilities() const {
 
 CpuSet MachineState::smt_secondaries() const {
     CpuSet out;
-    for (unsigned cpu : present.members()) {
-        auto it = topology.find(cpu);
-        if (it != topology.end() && !it->second.siblings.empty() &&
-            it->second.siblings.first() < cpu) {
+    for_each_topology(topology, present, [&](unsigned cpu, const CpuTopology* entry) {
+        if (entry != nullptr && !entry->siblings.empty() && entry->siblings.first() < cpu) {
             out.add(cpu);
         }
-    }
+    });
     return out;
 }
 

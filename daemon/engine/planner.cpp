@@ -14,12 +14,9 @@ CpuSet needing_change(Action action, const CpuSet& cpus, const MachineState& mac
     return action == Action::Offline ? (cpus & machine.online) : (cpus - machine.online);
 }
 
-bool is_primary_thread(unsigned cpu, const MachineState& machine) {
-    auto it = machine.topology.find(cpu);
-    if (it == machine.topology.end() || it->second.siblings.empty()) {
-        return true;
-    }
-    return it->second.siblings.first() == cpu;
+// A CPU without recorded siblings counts as a primary.
+bool is_primary_thread(unsigned cpu, const CpuTopology* topology) {
+    return topology == nullptr || topology->siblings.empty() || topology->siblings.first() == cpu;
 }
 
 std::string plural_cpus(const CpuSet& cpus) {
@@ -109,9 +106,10 @@ Plan make_plan(Action action, const CpuSet& requested, StrategyKind forced,
     // sort that asked it per comparison took 180-360 ms for 8192 CPUs.
     std::vector<unsigned> primaries;
     std::vector<unsigned> secondaries;
-    for (const unsigned cpu : plan.to_change.members()) {
-        (is_primary_thread(cpu, machine) ? primaries : secondaries).push_back(cpu);
-    }
+    for_each_topology(
+        machine.topology, plan.to_change, [&](unsigned cpu, const CpuTopology* topology) {
+            (is_primary_thread(cpu, topology) ? primaries : secondaries).push_back(cpu);
+        });
     if (action == Action::Offline && !rules.offline_ascending) {
         std::reverse(primaries.begin(), primaries.end());
         std::reverse(secondaries.begin(), secondaries.end());

@@ -23,6 +23,28 @@ struct CpuTopology {
 
 using TopologyMap = std::map<unsigned, CpuTopology>;
 
+// Calls fn(cpu, entry) for each member of `cpus` in ascending order, `entry` being the CPU's
+// topology in `map` or nullptr. Walks the map alongside the members instead of a find() from
+// the root per CPU (8192 of those took about half a millisecond); jumps with lower_bound()
+// over long stretches of the map that `cpus` skips.
+template <typename Fn>
+void for_each_topology(const TopologyMap& map, const CpuSet& cpus, Fn&& fn) {
+    if (cpus.empty()) {
+        return;
+    }
+    auto it = map.lower_bound(cpus.first());
+    for (const unsigned cpu : cpus.members()) {
+        for (int step = 0; it != map.end() && it->first < cpu; ++step) {
+            if (step == 8) {
+                it = map.lower_bound(cpu);
+                break;
+            }
+            ++it;
+        }
+        fn(cpu, it != map.end() && it->first == cpu ? &it->second : nullptr);
+    }
+}
+
 // Reads the topology of every CPU whose topology/ directory exists now.
 TopologyMap read_topology(const SysfsPaths& paths, const CpuSet& cpus);
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <vector>
 
 #include "fake_sysfs.h"
 #include "input.h"
@@ -54,6 +55,42 @@ TopologyMap sample() {
     map[4095] = CpuTopology{7, 3, 1023, -1, of({4094, 4095})};
     map[9] = CpuTopology{-1, -1, -1, -1, CpuSet()};
     return map;
+}
+
+// for_each_topology() gives each member of the set, ascending, with the entry find() gives
+// (nullptr where the map has none), also where it jumps over long stretches of the map.
+TEST(TopologyWalk, GivesEachMemberTheEntryFindGives) {
+    TopologyMap map = sample();
+    for (unsigned cpu = 100; cpu < 140; ++cpu) {
+        map[cpu] = CpuTopology{0, 0, static_cast<int>(cpu), 0, of({cpu})};
+    }
+    const std::vector<CpuSet> sets = {
+        CpuSet(),
+        of({9}),
+        of({1, 5, 8, 9, 10}),
+        of({0, 8, 139, 4095}),                           // 8 to 139 passes 40 entries: a jump
+        CpuSet::range(0, 200) | of({4094, 4095, 8191}),  // every step, then a jump past the end
+        of({8191}),
+    };
+    for (const CpuSet& cpus : sets) {
+        std::vector<unsigned> seen;
+        for_each_topology(map, cpus, [&](unsigned cpu, const CpuTopology* entry) {
+            seen.push_back(cpu);
+            const auto it = map.find(cpu);
+            if (it == map.end()) {
+                EXPECT_EQ(entry, nullptr) << "CPU " << cpu << " of " << cpus;
+            } else {
+                EXPECT_EQ(entry, &it->second) << "CPU " << cpu << " of " << cpus;
+            }
+        });
+        EXPECT_EQ(seen, cpus.members()) << cpus;
+    }
+    int calls = 0;
+    for_each_topology(TopologyMap(), of({0, 3}), [&](unsigned, const CpuTopology* entry) {
+        EXPECT_EQ(entry, nullptr);
+        ++calls;
+    });
+    EXPECT_EQ(calls, 2);
 }
 
 TEST(TopologyCache, RoundTrips) {

@@ -298,6 +298,22 @@ std::uint64_t usec_of(std::chrono::seconds timeout) {
         std::chrono::duration_cast<std::chrono::microseconds>(timeout).count());
 }
 
+// Sends `msg` and waits up to `timeout` for `reply`. On an error reply or a failed call,
+// fills `out`'s error name and message and returns false; else sets `out.ok`.
+bool send_call(sd_bus* bus, sd_bus_message* msg, std::chrono::seconds timeout, CallResult& out,
+               MessageRef& reply) {
+    BusError err;
+    const int r = sd_bus_call(bus, msg, usec_of(timeout), &err.e, &reply.m);
+    if (r < 0) {
+        out.ok = false;
+        out.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
+        out.error_message = err.e.message ? err.e.message : "";
+        return false;
+    }
+    out.ok = true;
+    return true;
+}
+
 void append_options(sd_bus_message* m, const std::vector<std::pair<std::string, Option>>& options) {
     check(sd_bus_message_open_container(m, 'a', "{sv}"), "open a{sv}");
     for (const auto& [key, value] : options) {
@@ -353,16 +369,10 @@ CallResult RawClient::call_with_entries(const std::string& method,
     append_options(msg.m, options);
 
     CallResult out;
-    BusError err;
     MessageRef reply;
-    int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
-    if (r < 0) {
-        out.ok = false;
-        out.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
-        out.error_message = err.e.message ? err.e.message : "";
+    if (!send_call(bus_, msg.m, timeout, out, reply)) {
         return out;
     }
-    out.ok = true;
     read_results(reply.m, out.results);
     check(read_vardict(reply.m, out.summary), "reply: summary");
     return out;
@@ -380,15 +390,10 @@ RawClient::Held RawClient::hold_cpus(const std::string& mask, const std::string&
         "append HoldCpus arguments");
     append_options(msg.m, {options.begin(), options.end()});
     Held out;
-    BusError err;
     MessageRef reply;
-    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
-    if (r < 0) {
-        out.call.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
-        out.call.error_message = err.e.message ? err.e.message : "";
+    if (!send_call(bus_, msg.m, timeout, out.call, reply)) {
         return out;
     }
-    out.call.ok = true;
     int fd = -1;
     check(sd_bus_message_read(reply.m, "ht", &fd, &out.hold_id), "HoldCpus reply: fd, id");
     out.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);  // the message's own copy closes with it
@@ -403,15 +408,10 @@ RawClient::Held RawClient::attach_hold(std::uint64_t hold_id, std::chrono::secon
           "new_method_call");
     check(sd_bus_message_append(msg.m, "t", hold_id), "append hold_id");
     Held out;
-    BusError err;
     MessageRef reply;
-    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
-    if (r < 0) {
-        out.call.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
-        out.call.error_message = err.e.message ? err.e.message : "";
+    if (!send_call(bus_, msg.m, timeout, out.call, reply)) {
         return out;
     }
-    out.call.ok = true;
     int fd = -1;
     check(sd_bus_message_read(reply.m, "h", &fd), "AttachHold reply: fd");
     out.fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -425,15 +425,10 @@ CallResult RawClient::release_hold(std::uint64_t hold_id, std::chrono::seconds t
           "new_method_call");
     check(sd_bus_message_append(msg.m, "t", hold_id), "append hold_id");
     CallResult out;
-    BusError err;
     MessageRef reply;
-    const int r = sd_bus_call(bus_, msg.m, usec_of(timeout), &err.e, &reply.m);
-    if (r < 0) {
-        out.error_name = err.e.name ? err.e.name : ("errno:" + error_text(-r));
-        out.error_message = err.e.message ? err.e.message : "";
+    if (!send_call(bus_, msg.m, timeout, out, reply)) {
         return out;
     }
-    out.ok = true;
     read_results(reply.m, out.results);
     return out;
 }
