@@ -4,7 +4,7 @@
     bench/report.py DIR
 
 Inputs (DIR): meta.txt, samples.csv, phases.csv, phasewall.csv, rebuilds.csv, states.csv,
-info.csv, daemon.csv (any may be missing or empty). Measured and projected figures are
+info.csv, daemon.csv, daemonphases.csv (any may be missing or empty). Measured and projected figures are
 kept apart: the projection section says what it assumes.
 """
 import csv
@@ -117,6 +117,8 @@ class Report:
         self.states = read_csv(os.path.join(d, "states.csv"))
         self.info = read_csv(os.path.join(d, "info.csv"))
         self.daemon = read_csv(os.path.join(d, "daemon.csv"))
+        # The daemon's own phases of each cpuctl sample (cpuctl --json "phases", microseconds).
+        self.daemonphases = read_csv(os.path.join(d, "daemonphases.csv"))
         # Traced cells with a negative nanosecond sum come from runs whose guest script
         # printed them with busybox awk's %d, which wraps above 2^31 ns (2.1 s): drop them.
         bad = {cell(r) for r in self.phases if num(r["incl_ns"]) < 0 or num(r["excl_ns"]) < 0}
@@ -360,22 +362,17 @@ class Report:
         if not bars:
             return
         top = [s for s, _ in sorted(totals.items(), key=lambda x: -x[1])][:11]
-        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(bars) + 3), 6))
-        bottoms = np.zeros(len(bars))
         palette = [plt.get_cmap("tab10")(i) for i in range(10)] + ["#bbbbbb", "#555555"]
+        series = []
         for i, s in enumerate(top + ["other states"]):
-            ys = np.array([b[1].get(s, 0.0) if s != "other states" else
-                           sum(t for name, t in b[1].items() if name not in top) for b in bars])
-            ax.bar(range(len(bars)), ys, bottom=bottoms, label=s, color=palette[i % len(palette)])
-            bottoms += ys
-        ax.set_xticks(range(len(bars)))
-        ax.set_xticklabels([b[0] for b in bars], fontsize=7)
-        ax.set_ylabel("seconds: exclusive time per state, summed over CPUs")
-        ax.set_title("Measured: where a batch's time goes (cpuhp_enter/exit tracepoints)\n"
-                     "traced runs, slower than the timed ones", fontsize=9)
-        ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
-        fig.tight_layout()
-        self.save(fig, "phases.png", "Per-phase breakdown, loop vs the other methods")
+            ys = [b[1].get(s, 0.0) if s != "other states" else
+                  sum(t for name, t in b[1].items() if name not in top) for b in bars]
+            series.append((s, ys, palette[i % len(palette)]))
+        self.stacked_bars([b[0] for b in bars], series,
+                          "seconds: exclusive time per state, summed over CPUs",
+                          "Measured: where a batch's time goes (cpuhp_enter/exit tracepoints)\n"
+                          "traced runs, slower than the timed ones",
+                          "phases.png", "Per-phase breakdown, loop vs the other methods")
         # The table behind it: the largest states per bar.
         self.w("### Per-phase breakdown (traced runs)")
         self.w()
@@ -409,6 +406,74 @@ class Report:
         for label, seg, n in bars:
             self.w(f"| {label.replace(chr(10), ' ')} | {n} | " +
                    " | ".join(f"{seg.get(s, 0) * 1000 / n:.1f}" for s in top[:8]) + " |")
+        self.w()
+
+    def plot_daemon_phases(self):
+        """Where a cpuctl batch's wall time goes: the daemon's phases (medians over the
+        repetitions) and the rest of the wall time (cpuctl, the bus, queueing and the
+        coalescing window), beside the kernel's per-state plot."""
+        if not self.daemonphases:
+            return
+        # reps[cell][rep][phase] = microseconds, phases in the order the daemon reported them
+        reps = defaultdict(lambda: defaultdict(dict))
+        order = []
+        for r in self.daemonphases:
+            reps[cell(r)][r["rep"]][r["phase"]] = num(r["us"])
+            if r["phase"] not in order:
+                order.append(r["phase"])
+        # The largest guest per kernel, all APs, the first and last cgroup configuration.
+        picks = []
+        for k in sorted({c[0] for c in reps}):
+            vs = sorted({c[1] for c in reps if c[0] == k}, key=vcpus_key)
+            cfgs = sorted({c[2] for c in reps if c[0] == k and c[1] == vs[-1]})
+            cg = sorted((c for c in cfgs if c.startswith("cg")), key=lambda c: int(c[2:]))
+            chosen = [c for c in (cg[:1] + cg[-1:]) if c] or cfgs[:1]
+            for c in dict.fromkeys(chosen):
+                for wl in ["all", "pkg", "smt"]:
+                    for m in METHOD_ORDER:
+                        for act in ["offline", "online"]:
+                            if (k, vs[-1], c, wl, m, act) in reps:
+                                picks.append((k, vs[-1], c, wl, m, act))
+                    if any(p[3] == wl for p in picks if p[0] == k and p[2] == c):
+                        break  # one workload per configuration: the first there is
+        bars = []  # (label, {segment: ms}, wall ms or None)
+        for key in picks:
+            k, v, c, wl, m, act = key
+            seg = {p: med([rep.get(p, 0.0) for rep in reps[key].values()]) / 1000 for p in order}
+            walls = [num(r["ms"]) for r in self.cells.get(key, [])]
+            wall = med(walls) if walls else None
+            if wall is not None:
+                seg["outside the batch (cpuctl, bus, queue)"] = max(0.0, wall - sum(seg.values()))
+            bars.append((f"{k[:12]} {v}\n{c} {WORKLOAD_TEXT.get(wl, wl)}\n{m} {act}", seg, wall))
+        if not bars:
+            return
+        palette = [plt.get_cmap("tab20")(i) for i in range(20)]
+        series = [(p, [b[1].get(p, 0.0) for b in bars], palette[i % len(palette)])
+                  for i, p in enumerate(order)]
+        series.append(("outside the batch (cpuctl, bus, queue)",
+                       [b[1].get("outside the batch (cpuctl, bus, queue)", 0.0) for b in bars],
+                       "#cccccc"))
+        self.stacked_bars([b[0] for b in bars], [x for x in series if any(x[1])],
+                          "ms per batch (medians over the repetitions)",
+                          "Measured: where a cpuctl batch's time goes in the daemon\n"
+                          "(cpuctl --json \"phases\"; \"write\" is the kernel's, plotted per "
+                          "state beside)", "daemonphases.png", "Daemon phases of cpuctl batches")
+        self.w("### The daemon's phases (cpuctl samples)")
+        self.w()
+        self.w("Each cpuctl sample's `phases` (the daemon's monotonic clock, each phase its own "
+               "time; `write` is the kernel writes, `reread` the read of sysfs after them), "
+               "median over the repetitions, in ms; `rest` is the sample's median wall time "
+               "minus the phases: cpuctl's start, the bus round trip, the queue and the "
+               "coalescing window.")
+        self.w()
+        self.w("| run | wall | " + " | ".join(order) + " | rest |")
+        self.w("|---|---|" + "---|" * (len(order) + 1))
+        for label, seg, wall in bars:
+            rest = seg.get("outside the batch (cpuctl, bus, queue)")
+            self.w(f"| {label.replace(chr(10), ' ')} | "
+                   f"{'-' if wall is None else f'{wall:.0f} ms'} | " +
+                   " | ".join(f"{seg.get(p, 0):.2f}" for p in order) +
+                   f" | {'-' if rest is None else f'{rest:.1f}'} |")
         self.w()
 
     # Rebuild cost models: name, formula, features of (N, G). The first follows the kernel's
@@ -607,6 +672,22 @@ class Report:
             self.w(f"| {r['metric']} | {r['value']} {r['unit']} | {r['goal']} | {r['met']} |")
         self.w()
 
+    def stacked_bars(self, labels, series, ylabel, title, name, caption):
+        """One bar per label, stacked from `series` [(legend, [value per bar], color)]."""
+        fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(labels) + 3), 6))
+        bottoms = np.zeros(len(labels))
+        for legend, values, color in series:
+            ys = np.array(values, dtype=float)
+            ax.bar(range(len(labels)), ys, bottom=bottoms, label=legend, color=color)
+            bottoms += ys
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+        fig.tight_layout()
+        self.save(fig, name, caption)
+
     def save(self, fig, name, caption):
         fig.savefig(os.path.join(self.d, name), dpi=110)
         plt.close(fig)
@@ -617,6 +698,7 @@ class Report:
         self.summary()
         self.plot_ratios()
         self.plot_phases()
+        self.plot_daemon_phases()
         self.projection(self.rebuild_fit())
         self.daemon_section()
         if self.plots:

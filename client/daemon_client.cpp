@@ -265,6 +265,16 @@ std::vector<AffinityEntry> affinity(const Dict& summary) {
     return out;
 }
 
+// The summary's "phases" (a(st)); absent (an older daemon), none.
+std::vector<PhaseEntry> phases(const Dict& summary) {
+    using Entries = std::vector<sdbus::Struct<std::string, uint64_t>>;
+    std::vector<PhaseEntry> out;
+    for (const auto& entry : field<Entries>(summary, cpuhpd::dbus::kSummaryPhases)) {
+        out.push_back(to_model<PhaseEntry>(entry));
+    }
+    return out;
+}
+
 std::vector<CpuResult> cpu_results(const Results& results) {
     std::vector<CpuResult> cpus;
     for (const auto& entry : results) {
@@ -290,6 +300,7 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     r.pinned_irqs = pinned<PinnedIrq>(summary, kSummaryPinnedIrqs);
     r.partitions = partitions(summary);
     r.affinity = affinity(summary);
+    r.phases = phases(summary);
     return r;
 }
 

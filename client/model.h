@@ -44,6 +44,12 @@ struct PartitionChange {
     std::string after;
 };
 
+// One entry of the summary's "phases" (a(st)): where the batch's time went.
+struct PhaseEntry {
+    std::string name;  // read, partitions, pinned, admit, plan, ..., write, reread, rollback
+    std::uint64_t us = 0;
+};
+
 // One entry of the summary's "affinity" (a(susssis)): the affinity the kernel took from a
 // pinned task or IRQ, given back or not when its CPUs came back.
 struct AffinityEntry {
@@ -73,6 +79,7 @@ struct BatchReply {
     std::vector<PinnedIrq> pinned_irqs;
     std::vector<PartitionChange> partitions;
     std::vector<AffinityEntry> affinity;
+    std::vector<PhaseEntry> phases;  // in the order the batch went through them
 };
 
 // What `cpuctl cancel` learned: the batch Cancel named and, when it waited for the batch's

@@ -85,6 +85,15 @@ std::string dump(const Json& j) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// {"read":120,"plan":40,...}: an object in the batch's order.
+Json phases_json(const std::vector<PhaseEntry>& phases) {
+    Json j = Json::object();
+    for (const auto& phase : phases) {
+        j[phase.name] = phase.us;
+    }
+    return j;
+}
+
 std::string batch_json(const BatchReply& r) {
     Json cpus = cpus_json(r.cpus);
     Json j = {{"action", r.action},
@@ -100,7 +109,8 @@ std::string batch_json(const BatchReply& r) {
               {"pinned_tasks", pinned_tasks_json(r.pinned_tasks)},
               {"pinned_irqs", pinned_irqs_json(r.pinned_irqs)},
               {"partitions", partitions_json(r.partitions)},
-              {"affinity", affinity_json(r.affinity)}};
+              {"affinity", affinity_json(r.affinity)},
+              {"phases", phases_json(r.phases)}};
     return dump(j);
 }
 

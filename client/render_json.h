@@ -8,8 +8,10 @@
 
 namespace cpuctl {
 
-// The shape of docs/interface.md, ending with "pinned_tasks":[{"tid":..,"comm":..,"cpus":..}]
-// and "pinned_irqs":[{"irq":..,"name":..,"cpus":..}], always there (empty for online).
+// The shape of docs/interface.md, with "pinned_tasks":[{"tid":..,"comm":..,"cpus":..}]
+// and "pinned_irqs":[{"irq":..,"name":..,"cpus":..}], always there (empty for online), and
+// ending with "phases":{"read":..,"plan":..,...} (microseconds, in the batch's order; {} for
+// a dry run).
 std::string batch_json(const BatchReply& reply);
 std::string status_json(const Status& status);
 std::string cancel_json(const CancelReply& reply);

@@ -83,6 +83,12 @@ inline constexpr const char* kSummaryPartitions = "partitions";
 // affinity recorded before (cpulist), status (a name of kAffinityStatusNames: restored,
 // intact, gone, changed, failed, dropped, not-recorded), errno (0 if none), message.
 inline constexpr const char* kSummaryAffinity = "affinity";
+// a(st): where the batch's time (duration_us) went, in the order the batch went through its
+// phases: name, microseconds. Each phase counts only its own time (a journal record inside the
+// kernel write is the journal's), so they add up to no more than duration_us. A phase the
+// batch did not go through is absent; empty for a dry run and a refused request. Names:
+// read, partitions, pinned, admit, plan, affinity, journal, expedite, write, reread, rollback.
+inline constexpr const char* kSummaryPhases = "phases";
 
 // The states SetSmt accepts.
 inline constexpr const char* kSmtOn = "on";

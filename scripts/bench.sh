@@ -32,6 +32,7 @@
 #
 # Guests run one at a time: run-guest.sh holds ${CPUHPD_CACHE:-/var/cache/cpuhpd}/qemu.lock.
 # Output: samples.csv, phases.csv, phasewall.csv, rebuilds.csv, states.csv, info.csv, daemon.csv,
+# daemonphases.csv (where cpuctl's batches went in the daemon),
 # meta.txt, raw/ (console logs), report.md and *.png. Exit status 1 if a guest failed
 # (hung, a method erred or left the wrong CPUs online) or nothing was measured.
 set -euo pipefail
@@ -112,6 +113,7 @@ main() {
     csv_header "$out/states.csv" "kernel,vcpus,step,state"
     csv_header "$rebuilds" "kernel,vcpus,config,online_cpus,cgroups,ns"
     csv_header "$infos" "kernel,vcpus,key,value"
+    csv_header "$out/daemonphases.csv" "kernel,vcpus,config,workload,method,action,rep,phase,us"
     [ "$append_run" = 1 ] || : >"$out/meta.txt"
     {
         echo "---- run"
@@ -215,7 +217,8 @@ main() {
 collect_guest() {
     local label=$1 n=$2 con=$3 kind file
     [ -r "$con" ] || return 0
-    for kind in SAMPLE:samples PHASE:phases PHASEWALL:phasewall REBUILD:rebuilds STATE:states INFO:info; do
+    for kind in SAMPLE:samples PHASE:phases PHASEWALL:phasewall REBUILD:rebuilds STATE:states INFO:info \
+        DAEMONPHASE:daemonphases; do
         file="$out/${kind#*:}.csv"
         grep -a "^BENCH-${kind%%:*}," "$con" | sed "s/^BENCH-${kind%%:*},/$label,$n,/" >>"$file" || true
     done

@@ -166,7 +166,7 @@ RequestResult result_skeleton(const Request& request, std::uint64_t batch_id) {
 
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
                  const EngineSettings& settings, const Pinned& pinned,
-                 const std::vector<Partition>& partitions) {
+                 const std::vector<Partition>& partitions, PhaseTimer* timer) {
     BatchState state;
     state.batch_id = batch_id;
     state.action = requests.empty() ? Action::Offline : requests.front().action;
@@ -203,6 +203,7 @@ BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineS
     const StrategyKind forced = state.accepted.empty()
                                     ? StrategyKind::Auto
                                     : state.requests[state.accepted.front()].strategy;
+    const PhaseTimer::Scope planning(timer, "plan");
     state.plan = make_plan(state.action, requested, forced, state.before, settings);
     return state;
 }
@@ -336,6 +337,7 @@ void describe_cpus(BatchState& state) {
         RequestResult& r = state.results[i];
         r.strategy = state.plan.strategy;
         r.duration = state.duration;
+        r.phases = state.phases;
         r.order = filter_order(state.plan.order, request.cpus);
         const std::optional<unsigned> failure = first_failure(state, r.order);
         r.cpus.clear();
@@ -353,6 +355,7 @@ BatchReport report(const BatchState& state) {
     out.strategy = state.plan.strategy;
     out.requests = state.requests.size();
     out.duration = state.duration;
+    out.phases = state.phases;
     out.expedited = state.expedited;
     out.cancelled = state.cancelled;
     for (unsigned cpu : state.plan.to_change.members()) {

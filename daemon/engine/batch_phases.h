@@ -8,7 +8,7 @@
 //   detect_failed_atomic    atomic requests with a CPU that did not reach the target
 //   roll_back_atomic        undo what only failed atomic requests changed
 //   [journal end, expedite window closed]
-//   (the runner reads final_state and measures duration)
+//   (the runner reads final_state and measures duration and the phases: phase_timer.h)
 //   describe_cpus           one CpuResult per requested CPU, and each request's outcome
 //   report                  the BatchReport
 //
@@ -27,6 +27,7 @@
 
 #include "journal.h"
 #include "machine.h"
+#include "phase_timer.h"
 #include "planner.h"
 #include "request.h"
 #include "settings.h"
@@ -81,6 +82,7 @@ struct BatchState {
     // runner, after the window closed
     MachineState final_state;  // `before` when the plan changed nothing
     std::chrono::microseconds duration{0};
+    std::vector<PhaseTime> phases;  // where `duration` went (phase_timer.h)
 
     // The accepted requests that name `cpu`, ascending.
     std::vector<std::size_t> owners(unsigned cpu) const;
@@ -98,9 +100,10 @@ RequestResult result_skeleton(const Request& request, std::uint64_t batch_id);
 // refuse_pinned is refused when it, with the requests accepted before it, would leave a
 // task so. A request that would leave one of `partitions` (cpuset partitions, partitions.h)
 // without a CPU online, with the requests before it, is refused unless it passed force.
+// The planning is timed as the phase "plan" of `timer`, if given.
 BatchState admit(std::uint64_t batch_id, std::vector<Request> requests, MachineState before,
                  const EngineSettings& settings, const Pinned& pinned = {},
-                 const std::vector<Partition>& partitions = {});
+                 const std::vector<Partition>& partitions = {}, PhaseTimer* timer = nullptr);
 
 // The checks before CPUs go offline (admit, a dry run, a profile's offline part), before
 // anything changes: throws Refusal(Pinned) when `request` asked refuse_pinned and `lost` has

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 #include <set>
 #include <system_error>
 
 #include "batch_phases.h"
 #include "journal_file.h"
+#include "phase_timer.h"
 
 namespace cpuhpd {
 
@@ -52,6 +54,41 @@ Pinned taken_affinity(const BatchState& state) {
     }
     return out;
 }
+
+// The batch's journal, each record timed as the phase "journal" (inside the kernel write's
+// phase, it stops that one's clock).
+class TimedJournal final : public BatchJournal {
+public:
+    TimedJournal(BatchJournal& inner, PhaseTimer& timer) : inner_(inner), timer_(timer) {}
+    void begin(const JournalRecord& record) override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.begin(record);
+    }
+    void cpu_written(unsigned cpu, int err) override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.cpu_written(cpu, err);
+    }
+    void one_shot_written(int err) override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.one_shot_written(err);
+    }
+    void rollback_started() override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.rollback_started();
+    }
+    void cpu_restored(unsigned cpu, int err) override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.cpu_restored(cpu, err);
+    }
+    void end() override {
+        const PhaseTimer::Scope scope(&timer_, "journal");
+        inner_.end();
+    }
+
+private:
+    BatchJournal& inner_;
+    PhaseTimer& timer_;
+};
 
 }  // namespace
 
@@ -128,13 +165,21 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
                              const std::function<void(std::size_t, std::size_t)>& progress,
                              const CancelCheck& cancel_requested) {
     const auto started = std::chrono::steady_clock::now();
-    MachineState before = read_state_();
+    // Every phase below runs inside `started` .. `state.duration` (phase_timer.h).
+    PhaseTimer timer;
+    MachineState before;
+    {
+        const PhaseTimer::Scope scope(&timer, "read");
+        before = read_state_();
+    }
     const bool offline = !requests.empty() && requests.front().action == Action::Offline;
     Pinned pinned;
     std::vector<Partition> partitions;
     if (offline) {
         // The two walks read different trees: the cgroup tree's on a thread of its own while
-        // this one reads /proc (the batch waits for both before admitting anything).
+        // this one reads /proc (the batch waits for both before admitting anything). Timed
+        // as "pinned" (the /proc scan) and "partitions" (what of the cgroup walk outlasted
+        // it), so the phases still add up to no more than the batch's duration.
         std::future<std::vector<Partition>> partitions_walk;
         try {
             partitions_walk =
@@ -147,50 +192,78 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         for (const Request& request : requests) {
             leaving |= request.cpus & before.online;
         }
-        pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
+        {
+            const PhaseTimer::Scope scope(&timer, "pinned");
+            pinned = scan_pinned(proc_root_, leaving, before.online - leaving);
+        }
+        const PhaseTimer::Scope scope(&timer, "partitions");
         partitions =
             partitions_walk.valid() ? partitions_walk.get() : find_partitions(cgroup_root_);
     }
-    BatchState state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions);
+    BatchState state;
+    {
+        const PhaseTimer::Scope scope(&timer, "admit");
+        state = admit(batch_id, requests, std::move(before), settings_, pinned, partitions, &timer);
+    }
     std::vector<AffinityRestore> affinity_unrecorded;
     int affinity_error = 0;
     std::vector<PartitionChange> partition_changes;
     const bool writes = !state.plan.to_change.empty();
+    // The re-reads after the writes, timed as "reread" (inside the write's phase too).
+    const std::function<MachineState()> reread = [this, &timer] {
+        const PhaseTimer::Scope scope(&timer, "reread");
+        return read_state_();
+    };
     if (writes) {
         // The journal's begin and end bracket every CPU write, rollback included, all of
         // them inside the expedite window.
-        const BatchIo io{paths_, writer_, read_state_, journal_, cancel_requested};
+        TimedJournal journal(journal_, timer);
+        const BatchIo io{paths_, writer_, reread, journal, cancel_requested};
         if (offline) {
             // Saved before the journal's header, so that whatever the journal makes recovery
             // undo has its affinity record already.
+            const PhaseTimer::Scope scope(&timer, "affinity");
             affinity_unrecorded = affinity_.record(taken_affinity(state), state.plan.to_change,
                                                    batch_id, affinity_error);
         }
-        journal_.begin(journal_record(state, paths_));
+        journal.begin(journal_record(state, paths_));
+        std::optional<ExpediteWindow> window;
         {
-            ExpediteWindow window(paths_, writer_, state.plan.expedite);
-            state.expedited = window.active();
-            if (offline) {
-                // One write per partition before the first CPU: the kernel then has nothing
-                // of theirs to rework per CPU. Recorded first, so a restart can give back.
-                partition_changes =
-                    plan_shrink(partitions, state.plan.to_change, state.before.online);
-                for (auto& change : partition_changes) {
-                    change.ledger_error = ledger_.take(change);
-                }
-                apply_partition_changes(partition_changes, cgroup_root_, writer_);
+            const PhaseTimer::Scope scope(&timer, "expedite");
+            window.emplace(paths_, writer_, state.plan.expedite);
+        }
+        state.expedited = window->active();
+        if (offline) {
+            // One write per partition before the first CPU: the kernel then has nothing
+            // of theirs to rework per CPU. Recorded first, so a restart can give back.
+            const PhaseTimer::Scope scope(&timer, "partitions");
+            partition_changes = plan_shrink(partitions, state.plan.to_change, state.before.online);
+            for (auto& change : partition_changes) {
+                change.ledger_error = ledger_.take(change);
             }
+            apply_partition_changes(partition_changes, cgroup_root_, writer_);
+        }
+        {
+            const PhaseTimer::Scope scope(&timer, "write");
             execute(state, io, progress);
             retry_best_effort(state, io, progress);
             detect_failed_atomic(state);
+        }
+        {
+            const PhaseTimer::Scope scope(&timer, "rollback");
             roll_back_atomic(state, io, settings_);
         }
-        journal_.end();
+        {
+            const PhaseTimer::Scope scope(&timer, "expedite");
+            window.reset();
+        }
+        journal.end();
     }
-    state.final_state = writes ? read_state_() : state.before;
+    state.final_state = writes ? reread() : state.before;
     if (writes && !cgroup_root_.empty() && !ledger_.empty()) {
         // CPUs back online (this batch's, or an offline batch's rollback): one write per
         // partition owed some.
+        const PhaseTimer::Scope scope(&timer, "partitions");
         auto restores = ledger_.plan_restore(cgroup_root_, state.final_state.online);
         apply_partition_changes(restores, cgroup_root_, writer_);
         const int saved = ledger_.save();
@@ -203,6 +276,7 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     if (writes && !affinity_.entries().empty()) {
         // CPUs back online: the rollback's (and the CPUs of a failed write, which never
         // left), or an online's that asked for it.
+        const PhaseTimer::Scope scope(&timer, "affinity");
         CpuSet restore_for;
         for (std::size_t i : state.accepted) {
             if (offline || state.requests[i].restore_affinity) {
@@ -215,6 +289,7 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         affinity_error = affinity_error != 0 ? affinity_error : settle_error;
         affinity.insert(affinity.end(), settled.begin(), settled.end());
     }
+    state.phases = timer.phases();
     state.duration = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
     describe_cpus(state);

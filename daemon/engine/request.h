@@ -12,6 +12,7 @@
 #include "cpuset.h"
 #include "enums.h"
 #include "partitions.h"
+#include "phase_timer.h"
 #include "pinned.h"
 
 namespace cpuhpd {
@@ -67,8 +68,11 @@ struct RequestResult {
     bool dry_run = false;
     std::uint64_t batch_id = 0;
     std::chrono::microseconds duration{0};  // of the whole batch
-    std::vector<unsigned> order;            // the CPUs of this request in the order written
-    std::vector<CpuResult> cpus;            // one per requested CPU, ascending
+    // Where the batch's time went, phase by phase (phase_timer.h), the same for every
+    // request of the batch; empty for a dry run and a refused request.
+    std::vector<PhaseTime> phases;
+    std::vector<unsigned> order;  // the CPUs of this request in the order written
+    std::vector<CpuResult> cpus;  // one per requested CPU, ascending
     Outcome outcome = Outcome::Ok;
     std::optional<Refusal> refusal;  // set when the request was refused at batch time
     // Going offline: what this request's CPUs leave without a CPU, read before the first
@@ -97,6 +101,7 @@ struct BatchReport {
     CpuSet failed;
     std::size_t requests = 0;
     std::chrono::microseconds duration{0};
+    std::vector<PhaseTime> phases;  // where `duration` went (phase_timer.h)
     bool expedited = false;
     CpuSet cancelled;  // planned CPUs a cancel left unwritten (empty: not cancelled in time)
     std::vector<PartitionChange> partitions;  // the cpuset partitions shrunk or given back

@@ -50,6 +50,16 @@ void add_affinity(DbusSummary& summary, const std::vector<AffinityRestore>& sett
     summary[dbus::kSummaryAffinity] = sdbus::Variant(entries);
 }
 
+// The summary's phases, a(st): name, microseconds, in the order the batch went through them.
+void add_phases(DbusSummary& summary, const std::vector<PhaseTime>& phases) {
+    std::vector<sdbus::Struct<std::string, uint64_t>> entries;
+    entries.reserve(phases.size());
+    for (const auto& phase : phases) {
+        entries.emplace_back(phase.name, static_cast<uint64_t>(phase.duration.count()));
+    }
+    summary[dbus::kSummaryPhases] = sdbus::Variant(entries);
+}
+
 }  // namespace
 
 std::vector<DbusCpuResult> to_dbus(const std::vector<CpuResult>& cpus) {
@@ -76,6 +86,7 @@ DbusSummary summary_of(const RequestResult& result) {
     std::vector<uint32_t> order(result.order.begin(), result.order.end());
     summary[dbus::kSummaryOrder] = sdbus::Variant(order);
     summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(result.outcome));
+    add_phases(summary, result.phases);
     if (result.action == Action::Offline) {
         add_pinned(summary, result.pinned);
     }

@@ -147,6 +147,7 @@ void log_batch(const BatchReport& report) {
                 {"CANCELLED_CPUS", report.cancelled.to_string()},
                 {"REQUESTS", std::to_string(report.requests)},
                 {"DURATION_US", std::to_string(report.duration.count())},
+                {"PHASE_US", phases_text(report.phases)},
                 {"EXPEDITED", report.expedited ? "1" : "0"}});
 }
 

@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "fixture.h"
 
@@ -31,6 +35,42 @@ TEST_F(CpuhpdTest, CpuctlOfflineThenOnlineChangesExactlyTheNamedCpus) {
     EXPECT_EQ(j.at("action").get<std::string>(), "online");
     EXPECT_EQ(json_results(j), all_result({4, 6, 7}, "changed")) << r.out;
     EXPECT_EQ(tree().online_files(), expected_files({}));
+}
+
+TEST_F(CpuhpdTest, CpuctlJsonHasTheBatchsPhasesInOrderWithinItsDuration) {
+    RunResult r = cpuctl({"--json", "offline", "4,6,7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    json j;
+    ASSERT_TRUE(parses(r, j));
+    ASSERT_TRUE(j.contains("phases")) << r.out;
+    const std::vector<std::string> expected = {"read",  "pinned",   "partitions", "admit",
+                                               "plan",  "affinity", "journal",    "expedite",
+                                               "write", "reread",   "rollback"};
+    std::string pattern = "\"phases\":\\{";
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        pattern += (i == 0 ? "\"" : ",\"") + expected[i] + "\":[0-9]+";
+    }
+    pattern += "\\}";
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(pattern))) << pattern << "\n" << r.out;
+    std::uint64_t total = 0;
+    for (const auto& [name, us] : j.at("phases").items()) {
+        ASSERT_TRUE(us.is_number_unsigned()) << name << ": " << us;
+        total += us.get<std::uint64_t>();
+    }
+    EXPECT_LE(total, j.at("duration_us").get<std::uint64_t>()) << r.out;
+    // The batch's log line has them too (stderr: phase_us="read=.. ...").
+    EXPECT_TRUE(log_shows(*world_, "phase_us=\"read=")) << world_->daemon_log();
+
+    // An online has no pinned-task scan; a dry run (plan) has no phases.
+    r = cpuctl({"--json", "online", "4,6,7"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_FALSE(j.at("phases").contains("pinned")) << r.out;
+    EXPECT_TRUE(j.at("phases").contains("write")) << r.out;
+    r = cpuctl({"--json", "plan", "offline", "4"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    ASSERT_TRUE(parses(r, j));
+    EXPECT_TRUE(j.at("phases").empty()) << r.out;
 }
 
 TEST_F(CpuhpdTest, CpuctlReportsUnchangedForCpusAlreadyInTheState) {

@@ -33,7 +33,7 @@ TEST(CpuctlRenderJson, BatchHasTheContractShape) {
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":6,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}],)"
-        R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[]})");
+        R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[],"phases":{}})");
 }
 
 TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
@@ -44,7 +44,16 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
               R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
-              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[]})");
+              R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[],"phases":{}})");
+}
+
+TEST(CpuctlRenderJson, BatchPhasesAreAnObjectInTheBatchsOrder) {
+    BatchReply r = sample_reply();
+    r.phases = {{"read", 120}, {"plan", 40}, {"journal", 300}, {"write", 2300}, {"admit", 0}};
+    const std::string j = batch_json(r);
+    EXPECT_NE(j.find(R"("phases":{"read":120,"plan":40,"journal":300,"write":2300,"admit":0}})"),
+              std::string::npos)
+        << j;
 }
 
 TEST(CpuctlRenderJson, BatchListsEveryPinnedTaskAndIrq) {
@@ -90,7 +99,7 @@ TEST(CpuctlRenderJson, AffinityIsListed) {
     BatchReply r;
     r.affinity = {{"task", 291, "sh", "15", "restored", 0, "CPU 0-15 -> 15"}};
     EXPECT_NE(batch_json(r).find(R"("affinity":[{"kind":"task","id":291,"name":"sh","cpus":"15",)"
-                                 R"("status":"restored","errno":0,"message":"CPU 0-15 -> 15"}]})"),
+                                 R"("status":"restored","errno":0,"message":"CPU 0-15 -> 15"}],)"),
               std::string::npos)
         << batch_json(r);
     std::ostringstream table;
@@ -103,7 +112,7 @@ TEST(CpuctlRenderJson, PartitionsAreListed) {
     r.partitions = {{"/rt", "10-15", "10-11"}};
     EXPECT_NE(
         batch_json(r).find(
-            R"("partitions":[{"path":"/rt","before":"10-15","after":"10-11"}],"affinity":[]})"),
+            R"("partitions":[{"path":"/rt","before":"10-15","after":"10-11"}],"affinity":[],)"),
         std::string::npos)
         << batch_json(r);
 }

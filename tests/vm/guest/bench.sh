@@ -25,6 +25,8 @@
 #   BENCH-PHASE,config,workload,method,action,step,callback,incl_ns,excl_ns,calls
 #   BENCH-PHASEWALL,config,workload,method,action,ncpus,ms,rebuild_ns,rebuilds,states_ns
 #   BENCH-REBUILD,config,online_cpus,cgroups,ns
+#   BENCH-DAEMONPHASE,config,workload,method,action,rep,phase,us
+#       cpuctl methods: where the daemon's batch went (cpuctl --json "phases"), one line each
 # A sample with a wrong state is an error, not a sample: the CPUs are restored and the
 # run goes on; the scenario fails at the end if any run erred.
 . /cpuhpd-tests/lib.sh
@@ -183,6 +185,11 @@ sample() {
         restore_all_online
     fi
     echo "BENCH-SAMPLE,$cfg,$wl,$m,$act,$rep,$(count $cpus),$((T - t0)),$st,$d"
+    case "$m:$st" in
+        cpuctl-*:ok)
+            sed -n 's/.*"phases":{\([^}]*\)}.*/\1/p' /tmp/bench.out | tr ',' '\n' |
+                sed -n "s/^\"\([a-z]*\)\":\([0-9]*\)\$/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,\1,\2/p" ;;
+    esac
 }
 
 # ---------------------------------------------------------------- trace pass

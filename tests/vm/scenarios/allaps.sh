@@ -14,6 +14,7 @@ assert_strategy "$want" "offline all"
 assert_json_changed "$H" "offline all"
 assert_offline_exactly "$H" "offline all"
 note "offline all: $(count $H) CPUs in ${MS} ms, strategy $J_STRATEGY, batch $J_BATCH"
+note "offline all: daemon phases (us): $J_PHASES"
 want=$(expected_strategy online "$H")
 cc --json online all
 assert_rc 0 "online all"
@@ -21,4 +22,5 @@ assert_strategy "$want" "online all"
 assert_json_changed "$H" "online all"
 assert_all_online "online all"
 note "online all: $(count $H) CPUs in ${MS} ms, strategy $J_STRATEGY"
+note "online all: daemon phases (us): $J_PHASES"
 exit 0

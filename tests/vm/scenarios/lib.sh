@@ -218,10 +218,11 @@ cc() {
 # json_load FILE: J_VALID (1 when the file is one JSON object), J_OUTCOME, J_ACTION,
 # J_MODE, J_STRATEGY, J_BATCH, J_ORDER, J_CPUS, J_CHANGED, J_UNCHANGED, J_FAILED,
 # J_ROLLED (rolled-back), J_REFUSED, J_CANCELLED (cpus with result cancelled), J_ERRORS
-# ("cpu:ERRNO ..."), J_ONLINE, J_OFFLINE
+# ("cpu:ERRNO ..."), J_ONLINE, J_OFFLINE, J_PHASES (the daemon's "read=120 plan=40 ...", us)
 json_load() {
     J_VALID=0 J_OUTCOME= J_ACTION= J_MODE= J_STRATEGY= J_BATCH= J_ORDER= J_CPUS= J_CHANGED=
     J_UNCHANGED= J_FAILED= J_ROLLED= J_REFUSED= J_CANCELLED= J_ERRORS= J_ONLINE= J_OFFLINE=
+    J_PHASES=
     eval "$(jq -r 'select(type == "object") |
         def s(f): (f // "") | tostring | @sh;
         def l(f): [f | tostring] | join(" ") | @sh;
@@ -234,7 +235,8 @@ json_load() {
         "J_ROLLED=" + r("rolled-back"), "J_REFUSED=" + r("refused"),
         "J_CANCELLED=" + r("cancelled"),
         "J_ERRORS=" + l(.cpus[]? | "\(.cpu):\(.error // "")"),
-        "J_ONLINE=" + s(.online), "J_OFFLINE=" + s(.offline)' <"$1" 2>/dev/null)"
+        "J_ONLINE=" + s(.online), "J_OFFLINE=" + s(.offline),
+        "J_PHASES=" + l(.phases // {} | to_entries[] | "\(.key)=\(.value)")' <"$1" 2>/dev/null)"
 }
 json_error_of() { local e; for e in $J_ERRORS; do [ "${e%%:*}" = "$1" ] && echo "${e#*:}"; done; }
 assert_rc() { [ "$RC" = "$1" ] || fail "$2: cpuctl exit code $RC, expected $1"; echo "  ok: $2: exit $RC"; }

@@ -1,0 +1,135 @@
+// Where a batch's time goes (phase_timer.h): the runner reports every phase it went
+// through, named, in order, each counting only its own time.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "batch_runner.h"
+#include "engine_fixture.h"
+
+namespace cpuhpd::test {
+namespace {
+
+using std::chrono::microseconds;
+
+std::vector<std::string> names(const std::vector<PhaseTime>& phases) {
+    std::vector<std::string> out;
+    for (const auto& phase : phases) {
+        out.push_back(phase.name);
+    }
+    return out;
+}
+
+microseconds sum(const std::vector<PhaseTime>& phases) {
+    microseconds total{0};
+    for (const auto& phase : phases) {
+        EXPECT_GE(phase.duration.count(), 0) << phase.name;
+        total += phase.duration;
+    }
+    return total;
+}
+
+microseconds phase(const std::vector<PhaseTime>& phases, const std::string& name) {
+    for (const auto& p : phases) {
+        if (p.name == name) {
+            return p.duration;
+        }
+    }
+    ADD_FAILURE() << "no phase " << name;
+    return microseconds(0);
+}
+
+// Busy until at least `us` have passed on the monotonic clock.
+void spend(microseconds us) {
+    const auto until = std::chrono::steady_clock::now() + us;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+}
+
+// A journal whose every record takes 5 ms: its time must be the journal's, not the kernel
+// write's it is made inside of.
+class SlowJournal final : public BatchJournal {
+public:
+    void begin(const JournalRecord&) override { spend(kRecord); }
+    void cpu_written(unsigned, int) override { spend(kRecord); }
+    void one_shot_written(int) override { spend(kRecord); }
+    void rollback_started() override { spend(kRecord); }
+    void cpu_restored(unsigned, int) override { spend(kRecord); }
+    void end() override { spend(kRecord); }
+    static constexpr microseconds kRecord{5000};
+};
+
+const std::vector<std::string> kOfflinePhases = {"read",  "pinned",   "partitions", "admit",
+                                                 "plan",  "affinity", "journal",    "expedite",
+                                                 "write", "reread",   "rollback"};
+
+TEST(BatchRunnerPhases, OfflineReportsEveryPhaseInOrderWithinTheDuration) {
+    FakeMachine m;
+    auto out = m.runner->run(1, {m.request(Action::Offline, set({4, 6, 7}))});
+    ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
+    EXPECT_EQ(names(out.report.phases), kOfflinePhases);
+    EXPECT_LE(sum(out.report.phases), out.report.duration);
+    EXPECT_EQ(out.results[0].phases, out.report.phases);
+    EXPECT_EQ(out.results[0].duration, out.report.duration);
+}
+
+TEST(BatchRunnerPhases, JournalTimeInsideTheWritesIsTheJournals) {
+    FakeMachine m;
+    SlowJournal journal;
+    BatchRunner runner(
+        m.paths, m.writer, journal, [&m] { return m.state(); }, m.settings, m.proc.root(),
+        m.cgroup_root(), m.fs.root() / "partitions.ledger");
+    auto out = runner.run(
+        1, {m.request(Action::Offline, set({4, 6, 7}), Mode::Atomic, StrategyKind::PerCpu)});
+    ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
+    const auto& phases = out.report.phases;
+    // begin, three CPUs, end.
+    EXPECT_GE(phase(phases, "journal"), 5 * SlowJournal::kRecord);
+    // Counted in "write" too, the 15 ms of the three CPU records would push the phases
+    // past the batch's duration.
+    EXPECT_LE(sum(phases), out.report.duration);
+}
+
+TEST(BatchRunnerPhases, ARollbackIsAPhaseOfItsOwn) {
+    FakeMachine m;
+    m.writer.fail_cpu(5, EBUSY);
+    auto out = m.runner->run(1, {m.request(Action::Offline, CpuSet::range(4, 7))});
+    ASSERT_EQ(out.results[0].outcome, Outcome::Failed);
+    EXPECT_EQ(names(out.report.phases), kOfflinePhases);
+    EXPECT_LE(sum(out.report.phases), out.report.duration);
+}
+
+TEST(BatchRunnerPhases, OnlineHasNoPinnedScan) {
+    FakeMachine m;
+    m.fs.set_online(5, false);
+    auto out = m.runner->run(1, {m.request(Action::Online, set({5}))});
+    ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
+    EXPECT_EQ(names(out.report.phases),
+              (std::vector<std::string>{"read", "admit", "plan", "journal", "expedite", "write",
+                                        "reread", "rollback"}));
+    EXPECT_LE(sum(out.report.phases), out.report.duration);
+}
+
+TEST(BatchRunnerPhases, ABatchWithNothingToChangeWritesNothingAndSaysSo) {
+    FakeMachine m;
+    m.fs.set_online(5, false);
+    auto out = m.runner->run(1, {m.request(Action::Offline, set({5}))});
+    ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
+    EXPECT_EQ(names(out.report.phases),
+              (std::vector<std::string>{"read", "pinned", "partitions", "admit", "plan"}));
+}
+
+TEST(BatchRunnerPhases, RefusedRequestsAndDryRunsHaveNone) {
+    FakeMachine m;
+    auto out = m.runner->run(1, {m.request(Action::Offline, set({0}))});  // protected
+    ASSERT_TRUE(out.results[0].refusal.has_value());
+    EXPECT_TRUE(out.results[0].phases.empty());
+    EXPECT_FALSE(out.report.phases.empty());  // the batch itself still read and planned
+    const auto dry = m.runner->dry_run(m.request(Action::Offline, set({4})), m.state());
+    EXPECT_TRUE(dry.phases.empty());
+}
+
+}  // namespace
+}  // namespace cpuhpd::test
