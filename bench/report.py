@@ -426,7 +426,7 @@ class Report:
         for k in sorted({c[0] for c in reps}):
             vs = sorted({c[1] for c in reps if c[0] == k}, key=vcpus_key)
             cfgs = sorted({c[2] for c in reps if c[0] == k and c[1] == vs[-1]})
-            cg = sorted((c for c in cfgs if c.startswith("cg")), key=lambda c: int(c[2:]))
+            cg = sorted((c for c in cfgs if c.startswith("cg")), key=config_size)
             chosen = [c for c in (cg[:1] + cg[-1:]) if c] or cfgs[:1]
             for c in dict.fromkeys(chosen):
                 for wl in ["all", "pkg", "smt"]:
