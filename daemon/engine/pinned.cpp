@@ -121,32 +121,6 @@ constexpr std::size_t kStatusChunk = 4096;
 // From this many processes on, two threads walk /proc.
 constexpr std::size_t kParallelPids = 512;
 
-// An owned file descriptor (-1: none).
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
-int open_at(int dir, const std::string& name, int flags) {
-    int fd;
-    do {
-        // O_NONBLOCK: a FIFO in place of a file (a broken tree) must not block the open.
-        fd = ::openat(dir, name.c_str(), flags | O_NONBLOCK | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    return fd;
-}
-
 // The numbered entries of `name` below the directory `dir`, in directory order; none when
 // it cannot be listed.
 std::vector<unsigned> numbered_entries_at(int dir, const char* name) {
@@ -174,7 +148,7 @@ std::vector<unsigned> numbered_entries_at(int dir, const char* name) {
 std::optional<std::string_view> allowed_list_at(int dir, const std::string& name,
                                                 std::string& buf) {
     constexpr std::string_view key = "\nCpus_allowed_list:";
-    const Fd fd(open_at(dir, name, O_RDONLY));
+    const OwnedFd fd(open_at(dir, name.c_str(), O_RDONLY));
     if (fd.get() < 0) {
         return std::nullopt;
     }
@@ -258,7 +232,7 @@ std::vector<PinnedTask> scan_tasks(int proc, std::span<const unsigned> pids, con
     VerdictCache verdicts(leaving, staying);
     std::string buf;
     for (unsigned pid : pids) {
-        const Fd tasks(open_at(proc, std::to_string(pid) + "/task", kDirFlags));
+        const OwnedFd tasks(open_at(proc, (std::to_string(pid) + "/task").c_str(), kDirFlags));
         if (tasks.get() < 0) {
             continue;  // ended meanwhile
         }
@@ -306,7 +280,7 @@ Pinned scan_pinned(const fs::path& proc_root, const CpuSet& leaving, const CpuSe
     if (proc_root.empty() || leaving.empty()) {
         return out;
     }
-    const Fd proc(::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const OwnedFd proc(::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (proc.get() < 0) {
         return out;
     }
