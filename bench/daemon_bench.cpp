@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_figures.h"
 #include "enums.h"
 #include "fake_sysfs.h"
 #include "harness/raw_client.h"
@@ -36,22 +37,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using cpuhpd::bench::Clock;
+using cpuhpd::bench::ms_since;
+using cpuhpd::bench::percentile;
+using cpuhpd::bench::Rows;
 using namespace std::chrono_literals;
 namespace itest = cpuhpd::itest;
-
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(i, v.size() - 1)];
-}
 
 // A field of /proc/PID/status (or of a task's status), in its unit (kB for VmRSS).
 long status_field(const std::filesystem::path& status, const std::string& key) {
@@ -79,19 +70,6 @@ long context_switches(pid_t pid) {
     }
     return sum;
 }
-
-struct Rows {
-    std::ostringstream out;
-    void add(const std::string& metric, double value, const std::string& unit,
-             const std::string& goal = "", const std::string& met = "") {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.3f", value);
-        // The metric names have commas: quote them (CSV, RFC 4180).
-        out << '"' << metric << "\"," << buf << ',' << unit << ',' << goal << ',' << met << '\n';
-        std::cerr << "cpuhpd-bench: " << metric << " = " << buf << ' ' << unit
-                  << (goal.empty() ? "" : " (goal " + goal + ": " + met + ")") << '\n';
-    }
-};
 
 // "No growth", read as: at most 100 KiB more resident (page and allocator granularity).
 constexpr long kNoGrowthKib = 100;
@@ -399,8 +377,7 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    Rows rows;
-    rows.out << "metric,value,unit,goal,met\n";
+    Rows rows("cpuhpd-bench");
     try {
         parse_and_plan(rows, quick);
         daemon_figures(rows, quick);
@@ -408,10 +385,6 @@ int main(int argc, char** argv) {
         std::cerr << "cpuhpd-bench: error: " << e.what() << '\n';
         return 1;
     }
-    if (out_file.empty()) {
-        std::cout << rows.out.str();
-    } else {
-        std::ofstream(out_file) << rows.out.str();
-    }
+    rows.write(out_file);
     return 0;
 }

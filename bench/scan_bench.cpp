@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "batch_runner.h"
+#include "bench_figures.h"
 #include "fake_sysfs.h"
 #include "journal_file.h"
 #include "machine.h"
@@ -42,7 +43,9 @@
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using cpuhpd::bench::Clock;
+using cpuhpd::bench::ms_since;
+using cpuhpd::bench::Rows;
 
 constexpr unsigned kCpus = 64;
 constexpr unsigned kThreadsPerProcess = 4;
@@ -56,40 +59,6 @@ double cpu_ms() {
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
-
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(i, v.size() - 1)];
-}
-
-struct Rows {
-    std::ostringstream out;
-    void add(const std::string& metric, double value, const std::string& unit,
-             const std::string& goal = "", const std::string& met = "") {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.3f", value);
-        out << '"' << metric << "\"," << buf << ',' << unit << ',' << goal << ',' << met << '\n';
-        std::cerr << "cpuhpd-scan-bench: " << metric << " = " << buf << ' ' << unit
-                  << (goal.empty() ? "" : " (goal " + goal + ": " + met + ")") << '\n';
-    }
-    // Median, then min and max, of `samples`.
-    double add_spread(const std::string& metric, const std::vector<double>& samples,
-                      const std::string& goal = "", const std::string& met = "") {
-        const double m = percentile(samples, 50);
-        add(metric + " (median)", m, "ms", goal, met);
-        add(metric + " (min)", percentile(samples, 0), "ms");
-        add(metric + " (max)", percentile(samples, 100), "ms");
-        return m;
-    }
-};
 
 // Writes `text` to `file` with plain system calls (tens of thousands of them: no streams).
 void put(const fs::path& file, const std::string& text) {
@@ -466,8 +435,7 @@ int main(int argc, char** argv) {
     } else {
         points.push_back({50000, 10000, true});
     }
-    Rows rows;
-    rows.out << "metric,value,unit,goal,met\n";
+    Rows rows("cpuhpd-scan-bench");
     try {
         std::vector<double> both;
         for (const auto& p : points) {
@@ -489,10 +457,6 @@ int main(int argc, char** argv) {
         std::error_code ec;
         fs::remove_all(base, ec);
     }
-    if (out_file.empty()) {
-        std::cout << rows.out.str();
-    } else {
-        std::ofstream(out_file) << rows.out.str();
-    }
+    rows.write(out_file);
     return 0;
 }

@@ -236,33 +236,21 @@ AffinityLedger::AffinityLedger(fs::path file) : file_(std::move(file)) {}
 
 std::optional<std::string> AffinityLedger::load() {
     entries_.clear();
-    if (file_.empty()) {
-        return std::nullopt;
-    }
-    std::string problem;
-    const auto text = read_state_file(file_, kMaxStateBytes, problem);
-    if (!text) {
-        return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
-    }
-    auto parsed = parse_affinity_ledger(*text, problem);
-    if (!parsed) {
-        return file_.string() + ": " + problem;
-    }
-    entries_ = std::move(*parsed);
-    return std::nullopt;
+    return load_ledger_file(file_, [this](const std::string& text) {
+        std::string problem;
+        auto parsed = parse_affinity_ledger(text, problem);
+        if (!parsed) {
+            return std::optional<std::string>(problem);
+        }
+        entries_ = std::move(*parsed);
+        return std::optional<std::string>();
+    });
 }
 
 int AffinityLedger::save() const {
-    if (file_.empty()) {
-        return 0;
-    }
-    if (entries_.empty()) {
-        std::error_code ec;
-        fs::remove(file_, ec);
-        return ec ? ec.value() : 0;
-    }
-    std::string step;
-    return replace_file(file_, serialize_affinity_ledger(entries_), step);
+    return save_ledger_file(
+        file_, entries_.empty() ? std::nullopt
+                                : std::optional<std::string>(serialize_affinity_ledger(entries_)));
 }
 
 std::vector<AffinityRestore> AffinityLedger::record(const Pinned& pinned, const CpuSet& leaving,

@@ -3,11 +3,35 @@
 // open the walk of the whole path.
 #pragma once
 
+#include <unistd.h>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cpuhpd {
+
+// An owned file descriptor (-1: none), closed when the holder goes.
+class OwnedFd {
+public:
+    explicit OwnedFd(int fd) : fd_(fd) {}
+    ~OwnedFd() {
+        if (fd_ >= 0) {
+            ::close(fd_);
+        }
+    }
+    OwnedFd(const OwnedFd&) = delete;
+    OwnedFd& operator=(const OwnedFd&) = delete;
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
+// openat(dir, name, flags | O_NONBLOCK | O_CLOEXEC), again when a signal interrupts it: the
+// open never waits (for a FIFO in place of a file, a broken tree or the crash tests' blocked
+// writes, it would wait for a writer). The descriptor, or -1 with errno set.
+int open_at(int dir, const char* name, int flags);
 
 // Whole-file read of `name` below the open directory `dir`, with the trailing newline
 // removed; nullopt when absent or unreadable. AT_FDCWD: relative to the working directory.

@@ -158,50 +158,38 @@ PartitionLedger::PartitionLedger(fs::path file) : file_(std::move(file)) {}
 
 std::optional<std::string> PartitionLedger::load() {
     owed_.clear();
-    if (file_.empty()) {
+    return load_ledger_file(file_, [this](const std::string& text) -> std::optional<std::string> {
+        std::istringstream in(text);
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.empty()) {
+                continue;
+            }
+            const auto tab = line.find('\t');
+            if (tab == std::string::npos || line.empty() || line[0] != '/') {
+                owed_.clear();
+                return "not a partition ledger (line '" + line.substr(0, 64) + "')";
+            }
+            try {
+                owed_[line.substr(0, tab)] |= parse_cpulist(line.substr(tab + 1));
+            } catch (const std::exception& e) {
+                owed_.clear();
+                return std::string(e.what());
+            }
+        }
         return std::nullopt;
-    }
-    std::string problem;
-    const auto text = read_state_file(file_, kMaxStateBytes, problem);
-    if (!text) {
-        return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
-    }
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty()) {
-            continue;
-        }
-        const auto tab = line.find('\t');
-        if (tab == std::string::npos || line.empty() || line[0] != '/') {
-            owed_.clear();
-            return file_.string() + ": not a partition ledger (line '" + line.substr(0, 64) + "')";
-        }
-        try {
-            owed_[line.substr(0, tab)] |= parse_cpulist(line.substr(tab + 1));
-        } catch (const std::exception& e) {
-            owed_.clear();
-            return file_.string() + ": " + e.what();
-        }
-    }
-    return std::nullopt;
+    });
 }
 
 int PartitionLedger::save() const {
-    if (file_.empty()) {
-        return 0;
-    }
     if (owed_.empty()) {
-        std::error_code ec;
-        fs::remove(file_, ec);
-        return ec ? ec.value() : 0;
+        return save_ledger_file(file_, std::nullopt);
     }
     std::string text;
     for (const auto& [path, cpus] : owed_) {
         text += path + "\t" + cpus.to_string() + "\n";
     }
-    std::string step;
-    return replace_file(file_, text, step);
+    return save_ledger_file(file_, text);
 }
 
 int PartitionLedger::take(const PartitionChange& change) {

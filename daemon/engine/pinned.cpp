@@ -7,10 +7,8 @@
 #include <cerrno>
 #include <charconv>
 #include <optional>
-#include <span>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <unordered_map>
 
 #include "attribute_at.h"
@@ -118,34 +116,6 @@ bool pinned_by(const CpuSet& affinity, const CpuSet& leaving, const CpuSet& stay
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
 // A thread's status is about 1.4 kB; Cpus_allowed_list is in its first 1.2 kB.
 constexpr std::size_t kStatusChunk = 4096;
-// From this many processes on, two threads walk /proc.
-constexpr std::size_t kParallelPids = 512;
-
-// An owned file descriptor (-1: none).
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
-
-int open_at(int dir, const std::string& name, int flags) {
-    int fd;
-    do {
-        // O_NONBLOCK: a FIFO in place of a file (a broken tree) must not block the open.
-        fd = ::openat(dir, name.c_str(), flags | O_NONBLOCK | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
-    return fd;
-}
 
 // The numbered entries of `name` below the directory `dir`, in directory order; none when
 // it cannot be listed.
@@ -174,7 +144,7 @@ std::vector<unsigned> numbered_entries_at(int dir, const char* name) {
 std::optional<std::string_view> allowed_list_at(int dir, const std::string& name,
                                                 std::string& buf) {
     constexpr std::string_view key = "\nCpus_allowed_list:";
-    const Fd fd(open_at(dir, name, O_RDONLY));
+    const OwnedFd fd(open_at(dir, name.c_str(), O_RDONLY));
     if (fd.get() < 0) {
         return std::nullopt;
     }
@@ -250,15 +220,15 @@ private:
 };
 
 // The pinned threads of the processes `pids` below the /proc directory `proc`.
-std::vector<PinnedTask> scan_tasks(int proc, std::span<const unsigned> pids, const CpuSet& leaving,
-                                   const CpuSet& staying) {
+std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
+                                   const CpuSet& leaving, const CpuSet& staying) {
     std::vector<PinnedTask> out;
     // Most threads share a handful of affinities (every CPU, one NUMA node, ...): each
     // distinct Cpus_allowed_list is parsed and judged once.
     VerdictCache verdicts(leaving, staying);
     std::string buf;
     for (unsigned pid : pids) {
-        const Fd tasks(open_at(proc, std::to_string(pid) + "/task", kDirFlags));
+        const OwnedFd tasks(open_at(proc, (std::to_string(pid) + "/task").c_str(), kDirFlags));
         if (tasks.get() < 0) {
             continue;  // ended meanwhile
         }
@@ -306,32 +276,16 @@ Pinned scan_pinned(const fs::path& proc_root, const CpuSet& leaving, const CpuSe
     if (proc_root.empty() || leaving.empty()) {
         return out;
     }
-    const Fd proc(::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const OwnedFd proc(::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (proc.get() < 0) {
         return out;
     }
     const std::vector<unsigned> pids = numbered_entries_at(proc.get(), ".");
-    // Above a few hundred processes, a second thread walks half of them (the daemon's own
-    // time per batch is what the caller waits for; the machine has the CPUs).
-    const std::size_t split = pids.size() >= kParallelPids ? pids.size() / 2 : pids.size();
-    std::vector<PinnedTask> second;
-    std::optional<std::thread> worker;
-    if (split < pids.size()) {
-        try {
-            worker.emplace([&] {
-                second = scan_tasks(proc.get(), {pids.data() + split, pids.size() - split}, leaving,
-                                    staying);
-            });
-        } catch (const std::system_error&) {  // no thread to be had: one walk does all
-            worker.reset();
-        }
-    }
-    out.tasks =
-        scan_tasks(proc.get(), {pids.data(), worker ? split : pids.size()}, leaving, staying);
-    if (worker) {
-        worker->join();
-        out.tasks.insert(out.tasks.end(), second.begin(), second.end());
-    }
+    // One thread walks them all. A second one on half of the processes (from 512 on) gained
+    // no clear time: the scan of 50,000 threads in cpuhpd-scan-bench, medians of 5 runs per
+    // variant on 2 busy cores (2026-12-05), went from 504 to 456 ms with it (nice 0) and
+    // from 323 to 375 ms (the bench at nice -10), for the same CPU time (209-217 ms).
+    out.tasks = scan_tasks(proc.get(), pids, leaving, staying);
     std::sort(out.tasks.begin(), out.tasks.end(),
               [](const PinnedTask& a, const PinnedTask& b) { return a.tid < b.tid; });
     const fs::path irqs = proc_root / "irq";

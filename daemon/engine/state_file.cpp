@@ -84,4 +84,34 @@ std::optional<std::string> read_state_file(const std::filesystem::path& file, st
     }
 }
 
+std::optional<std::string> load_ledger_file(
+    const std::filesystem::path& file,
+    const std::function<std::optional<std::string>(const std::string& text)>& parse) {
+    if (file.empty()) {
+        return std::nullopt;
+    }
+    std::string problem;
+    const auto text = read_state_file(file, kMaxStateBytes, problem);
+    if (!text) {
+        return problem.empty() ? std::nullopt : std::optional<std::string>(problem);
+    }
+    if (auto wrong = parse(*text)) {
+        return file.string() + ": " + *wrong;
+    }
+    return std::nullopt;
+}
+
+int save_ledger_file(const std::filesystem::path& file, const std::optional<std::string>& text) {
+    if (file.empty()) {
+        return 0;
+    }
+    if (!text) {
+        std::error_code ec;
+        std::filesystem::remove(file, ec);
+        return ec ? ec.value() : 0;
+    }
+    std::string step;
+    return replace_file(file, *text, step);
+}
+
 }  // namespace cpuhpd

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,5 +25,16 @@ int replace_file(const std::filesystem::path& file, const std::string& text,
 // itself, never what it points to), `problem` says what and where, and nullopt is returned.
 std::optional<std::string> read_state_file(const std::filesystem::path& file, std::size_t max_bytes,
                                            std::string& problem);
+
+// The file of a ledger (partitions.h, affinity.h): nothing to do for an empty `file` (no
+// state directory). Load: the text of `file` (read_state_file, at most kMaxStateBytes)
+// handed to `parse`, which says what is wrong with it, or nullopt; `parse` is not called
+// when there is no file. Returns the problem, naming the file, or nullopt.
+std::optional<std::string> load_ledger_file(
+    const std::filesystem::path& file,
+    const std::function<std::optional<std::string>(const std::string& text)>& parse);
+// Save: `text` written over `file` (replace_file), or for nullopt (nothing owed) the file
+// removed. 0, or the errno.
+int save_ledger_file(const std::filesystem::path& file, const std::optional<std::string>& text);
 
 }  // namespace cpuhpd

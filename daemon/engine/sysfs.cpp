@@ -81,29 +81,32 @@ std::optional<std::string> read_attribute(const std::filesystem::path& file) {
     return read_attribute_at(AT_FDCWD, file.c_str());
 }
 
-std::optional<std::string> read_attribute_at(int dir, const char* name) {
+int open_at(int dir, const char* name, int flags) {
     int fd;
     do {
-        // The open never waits (for a FIFO in place of an attribute, a broken tree or the
-        // crash tests' blocked writes, it would wait for a writer); the reads below wait as
-        // sysfs reads do. On sysfs O_NONBLOCK changes nothing either way.
-        fd = ::openat(dir, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        fd = ::openat(dir, name, flags | O_NONBLOCK | O_CLOEXEC);
     } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
+    return fd;
+}
+
+std::optional<std::string> read_attribute_at(int dir, const char* name) {
+    // The open never waits; the reads below wait as sysfs reads do. On sysfs O_NONBLOCK
+    // changes nothing either way.
+    const OwnedFd fd(open_at(dir, name, O_RDONLY));
+    if (fd.get() < 0) {
         return std::nullopt;
     }
     // F_SETFL replaces the status flags only, of which O_NONBLOCK was the one set: one call
     // (this runs for every attribute of every CPU each time the machine is read).
-    ::fcntl(fd, F_SETFL, 0);
+    ::fcntl(fd.get(), F_SETFL, 0);
     std::string out;
     char buf[4096];
     while (true) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n < 0) {
-            ::close(fd);
             return std::nullopt;
         }
         if (n == 0) {
@@ -111,7 +114,6 @@ std::optional<std::string> read_attribute_at(int dir, const char* name) {
         }
         out.append(buf, static_cast<std::size_t>(n));
     }
-    ::close(fd);
     if (!out.empty() && out.back() == '\n') {
         out.pop_back();
     }

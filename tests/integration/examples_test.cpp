@@ -1,10 +1,14 @@
 // The client examples of docs/clients.md (docs/examples/) against the private test bus: the
-// Python (Gio) client and the busctl script, run as a user would run them, output checked.
+// Python (Gio) client and the busctl script, run as a user would run them, output checked;
+// and README's cpuctl example, each command run again and its output compared.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "harness/child.h"
 #include "harness/files.h"
@@ -17,6 +21,48 @@ const std::string kExamples = (source_dir() / "docs/examples").string();
 
 bool has_line(const std::string& text, const std::string& pattern) {
     return std::regex_search(text, std::regex(pattern, std::regex::multiline));
+}
+
+// The commands of README's cpuctl example ("# cpuctl ARGS" lines) and the output below each.
+std::vector<std::pair<std::string, std::string>> readme_example() {
+    const std::string readme = read_file(source_dir() / "README.md");
+    const auto begin = readme.find("\n# cpuctl offline 4,6,7\n");
+    const auto end = readme.find("```", begin);
+    std::vector<std::pair<std::string, std::string>> out;
+    if (begin == std::string::npos || end == std::string::npos) {
+        return out;
+    }
+    std::istringstream in(readme.substr(begin + 1, end - begin - 1));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("# cpuctl ", 0) == 0) {
+            out.emplace_back(line.substr(9), "");
+        } else if (!out.empty()) {
+            out.back().second += line + "\n";
+        }
+    }
+    return out;
+}
+
+// Every key of a JSON value, as paths ("cpus[].cpu"): the shape of an answer, not its values.
+void key_paths(const nlohmann::json& j, const std::string& at, std::set<std::string>& out) {
+    if (j.is_object()) {
+        for (const auto& [key, value] : j.items()) {
+            out.insert(at + "." + key);
+            key_paths(value, at + "." + key, out);
+        }
+    } else if (j.is_array()) {
+        for (const auto& element : j) {
+            key_paths(element, at + "[]", out);
+        }
+    }
+}
+
+// Output with what differs from run to run (the time, the batch id) made the same.
+std::string without_times(const std::string& text) {
+    return std::regex_replace(
+        std::regex_replace(text, std::regex("in [0-9]+\\.[0-9]+ s"), "in T s"),
+        std::regex("batch [0-9]+"), "batch N");
 }
 
 class ExamplesTest : public ::testing::Test {
@@ -147,6 +193,31 @@ TEST_F(ExamplesTest, BusctlScriptOfflinesAndOnlines) {
         << r.describe();
     for (const auto& [cpu, value] : world_->tree().online_files()) {
         EXPECT_EQ(value, "1") << "cpu" << cpu;
+    }
+}
+
+TEST_F(ExamplesTest, ReadmeCpuctlExampleIsWhatCpuctlPrints) {
+    const auto example = readme_example();
+    ASSERT_GE(example.size(), 3u) << "README.md has no cpuctl example starting with "
+                                     "'# cpuctl offline 4,6,7'";
+    for (const auto& [command, shown] : example) {
+        std::vector<std::string> args;
+        std::istringstream words(command);
+        for (std::string w; words >> w;) {
+            args.push_back(w);
+        }
+        const RunResult r = world_->cpuctl(args);
+        const std::string printed = r.out + r.err;
+        if (shown.rfind("{", 0) == 0) {
+            // JSON: the same keys, everywhere (the values of a batch's times differ).
+            std::set<std::string> shown_keys, printed_keys;
+            key_paths(nlohmann::json::parse(shown), "", shown_keys);
+            ASSERT_TRUE(nlohmann::json::accept(r.out)) << r.describe();
+            key_paths(nlohmann::json::parse(r.out), "", printed_keys);
+            EXPECT_EQ(shown_keys, printed_keys) << "cpuctl " << command << "\n" << r.out;
+        } else {
+            EXPECT_EQ(without_times(shown), without_times(printed)) << "cpuctl " << command;
+        }
     }
 }
 

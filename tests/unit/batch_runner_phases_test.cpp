@@ -101,25 +101,38 @@ TEST(BatchRunnerPhases, ARollbackIsAPhaseOfItsOwn) {
     EXPECT_LE(sum(out.report.phases), out.report.duration);
 }
 
-TEST(BatchRunnerPhases, OnlineHasNoPinnedScan) {
+// CPU 5 offline, one request of `action` for it: the phases the batch goes through.
+struct CpuFiveOfflineCase {
+    const char* name;
+    Action action;
+    std::vector<std::string> phases;
+};
+
+class BatchRunnerPhasesOfCpuFiveOffline : public ::testing::TestWithParam<CpuFiveOfflineCase> {};
+
+TEST_P(BatchRunnerPhasesOfCpuFiveOffline, AreTheseWithinTheDuration) {
     FakeMachine m;
     m.fs.set_online(5, false);
-    auto out = m.runner->run(1, {m.request(Action::Online, set({5}))});
+    auto out = m.runner->run(1, {m.request(GetParam().action, set({5}))});
     ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
-    EXPECT_EQ(names(out.report.phases),
-              (std::vector<std::string>{"read", "admit", "plan", "journal", "expedite", "write",
-                                        "reread", "rollback"}));
+    EXPECT_EQ(names(out.report.phases), GetParam().phases);
     EXPECT_LE(sum(out.report.phases), out.report.duration);
 }
 
-TEST(BatchRunnerPhases, ABatchWithNothingToChangeWritesNothingAndSaysSo) {
-    FakeMachine m;
-    m.fs.set_online(5, false);
-    auto out = m.runner->run(1, {m.request(Action::Offline, set({5}))});
-    ASSERT_EQ(out.results[0].outcome, Outcome::Ok);
-    EXPECT_EQ(names(out.report.phases),
-              (std::vector<std::string>{"read", "pinned", "partitions", "admit", "plan"}));
-}
+INSTANTIATE_TEST_SUITE_P(BatchRunnerPhases, BatchRunnerPhasesOfCpuFiveOffline,
+                         ::testing::Values(
+                             // An online batch has no pinned scan.
+                             CpuFiveOfflineCase{"OnlineHasNoPinnedScan",
+                                                Action::Online,
+                                                {"read", "admit", "plan", "journal", "expedite",
+                                                 "write", "reread", "rollback"}},
+                             // Nothing to change: nothing written, and no phase says otherwise.
+                             CpuFiveOfflineCase{"OfflineHasNothingToChangeAndWritesNothing",
+                                                Action::Offline,
+                                                {"read", "pinned", "partitions", "admit", "plan"}}),
+                         [](const ::testing::TestParamInfo<CpuFiveOfflineCase>& p) {
+                             return p.param.name;
+                         });
 
 TEST(BatchRunnerPhases, RefusedRequestsAndDryRunsHaveNone) {
     FakeMachine m;

@@ -91,7 +91,7 @@ TEST_F(PinnedScan, UnreadableOrMalformedEntriesAreSkippedNotFatal) {
 
 // Most threads allowed everywhere, a few pinned: each pinned one is found, with its own
 // affinity and names, however many share an affinity (one verdict per distinct list) and
-// however many processes there are (above 512, two threads walk /proc).
+// however many processes there are.
 TEST_F(PinnedScan, PinnedThreadsAmongManyUnpinnedAreEachFound) {
     for (unsigned pid = 1000; pid < 1000 + 2 * 600; pid += 2) {
         proc.add_task(pid, pid, "idle", "0-15");
