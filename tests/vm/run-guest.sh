@@ -110,7 +110,10 @@ fi
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer check can miss its
 # ticks and panic at boot ("IO-APIC + timer doesn't work!", seen here with two builds and
 # two guests on 2 cores); virtual machines' kernels are booted with it for that reason.
-append="console=ttyS0 panic=-1 sysrq_always_enabled no_timer_check cpuhpd.scenarios=$scenarios"
+# log_buf_len: the test kernels are built with a 128 KiB log, which 180 batches of the
+# CPU on/offline lines overwrite; a scenario that counts splat lines in dmesg before and
+# after (bulk-attach, lockdep-stress) must not lose one that scrolled out of the buffer.
+append="console=ttyS0 panic=-1 sysrq_always_enabled no_timer_check log_buf_len=8M cpuhpd.scenarios=$scenarios"
 [ "$debug" = 1 ] && append="$append cpuhpd.debug=1"
 [ -n "${append_extra# }" ] && append="$append ${append_extra# }"
 

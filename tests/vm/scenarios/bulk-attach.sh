@@ -9,8 +9,10 @@
 # online but inactive and A's effective CPUs still name them (the batch does one cpuset
 # update at its end), so guarantee_online_cpus() gave set_cpus_allowed_ptr() a mask with
 # no active CPU and it failed with EINVAL.
+# ATTACH_PATH=loop takes the package down and up one cpuN/online write at a time instead,
+# so that the same race runs on a kernel without the series (the stock baseline).
 . /cpuhpd-tests/lib.sh
-need_bulk_kernel
+[ "${ATTACH_PATH:-bulk}" = loop ] || need_bulk_kernel
 assert_all_online "start"
 CG=/sys/fs/cgroup
 [ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
@@ -27,7 +29,12 @@ note "cpuset A {$BL} (package $PK), B {$REST}; $ROUNDS offline/online batches of
 
 cpuset_pair attach-a "$BL" attach-b "$REST" || fail "cannot make cpusets attach-a {$BL} and attach-b {$REST}"
 
-sh -c 'while :; do usleep 1000; done' &
+# ATTACH_TASK=spin: a loop that never forks, to tell a fault of the moved task from one of
+# its short-lived children (each usleep is a child that exits while the batch runs)
+case "${ATTACH_TASK:-fork}" in
+spin) sh -c 'while :; do :; done' & ;;
+*) sh -c 'while :; do usleep 1000; done' & ;;
+esac
 T=$!
 MOVER=""
 cleanup() {
@@ -41,6 +48,17 @@ MOVER=$!
 usleep 200000
 r=1
 while [ $r -le $ROUNDS ]; do
+    if [ "${ATTACH_PATH:-bulk}" = loop ]; then
+        for c in $B; do
+            kwrite $SYS/cpu$c/online 0 >/dev/null; [ "$KW" = ok ] || { cleanup; fail "round $r: cpu$c/online = 0: $KW"; }
+        done
+        for c in $B; do
+            kwrite $SYS/cpu$c/online 1 >/dev/null; [ "$KW" = ok ] || { cleanup; fail "round $r: cpu$c/online = 1: $KW"; }
+        done
+        echo "+ round $r: {$BL} down and up one CPU at a time"
+        r=$((r + 1))
+        continue
+    fi
     kwrite $SYS/offline "$BL"; [ "$KW" = ok ] || { cleanup; fail "round $r: write $BL > offline: $KW"; }
     kwrite $SYS/online "$BL"; [ "$KW" = ok ] || { cleanup; fail "round $r: write $BL > online: $KW"; }
     r=$((r + 1))
@@ -50,6 +68,7 @@ kill -0 $T 2>/dev/null || { cleanup; fail "the moved task $T died"; }
 a=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$T/status)
 cleanup
 post=$(dmesg | grep -cE "$PAT")
+[ "$post" -ge "$pre" ] || fail "the kernel log lost lines (splat lines $pre before, $post after): it wrapped, so this check is blind; boot with a larger log_buf_len"
 if [ "$post" != "$pre" ]; then
     dmesg | grep -E -A12 "$PAT" | head -n 30 | sed 's/^/  dmesg: /'
     fail "the kernel log has $((post - pre)) new splat lines after $ROUNDS batches racing $moves cpuset moves"
