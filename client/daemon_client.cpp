@@ -293,6 +293,7 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     r.dry_run = field<bool>(summary, kSummaryDryRun);
     r.batch_id = field<uint64_t>(summary, kSummaryBatchId);
     r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
+    r.queued_us = field<uint64_t>(summary, kSummaryQueuedUs);
     r.outcome = field<std::string>(summary, kSummaryOutcome);
     r.order = field<std::vector<uint32_t>>(summary, kSummaryOrder);
     r.cpus = cpu_results(results);

@@ -7,6 +7,24 @@
 
 namespace cpuhpd {
 
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// RequestResult::queued: from `received` to `until`, whole microseconds, never negative.
+std::chrono::microseconds waited(SteadyClock::time_point received, SteadyClock::time_point until) {
+    return std::max(std::chrono::microseconds(0),
+                    std::chrono::duration_cast<std::chrono::microseconds>(until - received));
+}
+
+// `result`, answered now, with the time since its request was received.
+RequestResult answered_now(RequestResult result, const Request& request) {
+    result.queued = waited(request.received, SteadyClock::now());
+    return result;
+}
+
+}  // namespace
+
 Executor::Executor(BatchRunner& runner, EngineSettings settings, Observers observers,
                    const HoldTable* holds)
     : runner_(runner),
@@ -24,19 +42,24 @@ Executor::~Executor() {
     thread_.join();
     // Whatever was still queued is answered, never dropped.
     for (auto& pending : queue_) {
-        pending.done(refused_result(
-            pending.request,
-            Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")));
+        pending.done(answered_now(
+            refused_result(
+                pending.request,
+                Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")),
+            pending.request));
     }
 }
 
 void Executor::submit(Request request, const MachineState& state, Completion done) {
+    if (request.received == SteadyClock::time_point{}) {
+        request.received = SteadyClock::now();
+    }
     narrow_to_eligible(request, state, settings_);
     if (holds_ != nullptr) {
         holds_->admit(request);
     }
     if (request.dry_run) {
-        done(runner_.dry_run(request, state));
+        done(answered_now(runner_.dry_run(request, state), request));
         return;
     }
     // Refuse up front what can never succeed, so the caller hears at once.
@@ -50,7 +73,7 @@ void Executor::submit(Request request, const MachineState& state, Completion don
         // that would write nothing.
         if (nothing_to_change && !running_batch_ && queue_.empty() && !stopping_) {
             lock.unlock();
-            done(runner_.dry_run(request, state));
+            done(answered_now(runner_.dry_run(request, state), request));
             return;
         }
         if (stopping_) {
@@ -127,7 +150,7 @@ void Executor::refuse_held(std::vector<Pending>& batch) {
             holds_->admit(pending.request);
             admitted.push_back(std::move(pending));
         } catch (const Refusal& refusal) {
-            pending.done(refused_result(pending.request, refusal));
+            pending.done(answered_now(refused_result(pending.request, refusal), pending.request));
         }
     }
     batch = std::move(admitted);
@@ -168,6 +191,8 @@ void Executor::worker() {
         running_batch_id_ = batch_id;
         lock.unlock();
 
+        // The end of every request's RequestResult::queued.
+        const auto started = SteadyClock::now();
         std::vector<Request> requests;
         requests.reserve(batch.size());
         for (const auto& p : batch) {
@@ -206,6 +231,7 @@ void Executor::worker() {
             running_batch_id_ = 0;
         }
         for (std::size_t i = 0; i < batch.size(); ++i) {
+            output.results[i].queued = waited(batch[i].request.received, started);
             batch[i].done(std::move(output.results[i]));
         }
         if (observers_.batch_finished) {

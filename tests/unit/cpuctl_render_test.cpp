@@ -43,7 +43,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     r.dry_run = true;
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
-              R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
+              R"("batch_id":0,"duration_us":0,"queued_us":0,"outcome":"ok","order":[],"cpus":[],)"
               R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[],"phases":{}})");
 }
 
