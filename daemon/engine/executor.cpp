@@ -164,9 +164,13 @@ void Executor::worker() {
             return;
         }
         // A request that finds the executor idle waits for company; requests queued
-        // while a batch ran have waited already and go at once.
+        // while a batch ran have waited already and go at once. The window opens when the
+        // engine received the request, not when it reached this queue: its machine read and
+        // resolution on the admission thread count against the window instead of adding to
+        // it, and the requests received within the window of the first still join its batch
+        // (unless their own admission outlasts it).
         if (!just_ran_batch_ && settings_.coalesce.count() > 0) {
-            const auto deadline = std::chrono::steady_clock::now() + settings_.coalesce;
+            const auto deadline = queue_.front().request.received + settings_.coalesce;
             wake_.wait_until(lock, deadline, [this] { return stopping_; });
             if (stopping_) {
                 return;

@@ -206,6 +206,24 @@ TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
     EXPECT_LE(first.queued, elapsed);
 }
 
+// The coalescing window opens at the request's receipt, not when it reaches the queue: a
+// request whose admission took the whole window goes at once instead of waiting it again.
+TEST(Executor, TheCoalescingWindowOpensAtTheFirstRequestsReceipt) {
+    EngineSettings s;
+    s.coalesce = 20s;  // waited from submit(), Results::wait_for would give up first (10 s)
+    FakeMachine m({}, s);
+    Results results;
+    Executor ex(*m.runner, s);
+    Request late = m.request(Action::Offline, set({4}));
+    late.received = std::chrono::steady_clock::now() - s.coalesce;
+    ex.submit(late, m.state(), results.slot());
+    const auto done = results.wait_for(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_NE(done[0].batch_id, 0u);
+    EXPECT_EQ(done[0].cpus.at(0).outcome, CpuOutcome::Changed);
+    EXPECT_GE(done[0].queued, s.coalesce);
+}
+
 // A request the engine received earlier (Request::received set, as Engine::change does)
 // counts from then, whether it gets a batch or is answered at once.
 TEST(Executor, QueuedStartsAtTheRequestsReceipt) {
