@@ -45,6 +45,11 @@ PUBLISHED = [
 ]
 
 
+# The part of a cpuctl call's wall time the daemon does not report: cpuctl and the bus, and
+# the queue before the batch unless cpuctl reported it ("queued", from "queued_us").
+OUTSIDE = "rest (cpuctl, bus, reply; the queue unless \"queued\" is shown)"
+
+
 def config_text(c):
     if c in CONFIG_TEXT:
         return CONFIG_TEXT[c]
@@ -443,15 +448,15 @@ class Report:
             walls = [num(r["ms"]) for r in self.cells.get(key, [])]
             wall = med(walls) if walls else None
             if wall is not None:
-                seg["outside the batch (cpuctl, bus, queue)"] = max(0.0, wall - sum(seg.values()))
+                seg[OUTSIDE] = max(0.0, wall - sum(seg.values()))
             bars.append((f"{k[:12]} {v}\n{c} {WORKLOAD_TEXT.get(wl, wl)}\n{m} {act}", seg, wall))
         if not bars:
             return
         palette = [plt.get_cmap("tab20")(i) for i in range(20)]
         series = [(p, [b[1].get(p, 0.0) for b in bars], palette[i % len(palette)])
                   for i, p in enumerate(order)]
-        series.append(("outside the batch (cpuctl, bus, queue)",
-                       [b[1].get("outside the batch (cpuctl, bus, queue)", 0.0) for b in bars],
+        series.append((OUTSIDE,
+                       [b[1].get(OUTSIDE, 0.0) for b in bars],
                        "#cccccc"))
         self.stacked_bars([b[0] for b in bars], [x for x in series if any(x[1])],
                           "ms per batch (medians over the repetitions)",
@@ -463,13 +468,15 @@ class Report:
         self.w("Each cpuctl sample's `phases` (the daemon's monotonic clock, each phase its own "
                "time; `write` is the kernel writes, `reread` the read of sysfs after them), "
                "median over the repetitions, in ms; `rest` is the sample's median wall time "
-               "minus the phases: cpuctl's start, the bus round trip, the queue and the "
-               "coalescing window.")
+               "minus the phases: cpuctl's start, the bus round trip and the reply; `queued` "
+               "(cpuctl's `queued_us`, where the daemon reported it) is the time from the "
+               "daemon's receipt of the call to the batch's start: the machine read, the "
+               "queue and the coalescing window (without it, `rest` has them).")
         self.w()
         self.w("| run | wall | " + " | ".join(order) + " | rest |")
         self.w("|---|---|" + "---|" * (len(order) + 1))
         for label, seg, wall in bars:
-            rest = seg.get("outside the batch (cpuctl, bus, queue)")
+            rest = seg.get(OUTSIDE)
             self.w(f"| {label.replace(chr(10), ' ')} | "
                    f"{'-' if wall is None else f'{wall:.0f} ms'} | " +
                    " | ".join(f"{seg.get(p, 0):.2f}" for p in order) +

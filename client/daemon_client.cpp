@@ -31,21 +31,6 @@ using Results =
     std::vector<sdbus::Struct<uint32_t, std::string, std::string, int32_t, std::string>>;
 using Dict = std::map<std::string, sdbus::Variant>;
 
-// The unique name of the connection that owns `name` now; "" when nobody does.
-std::string name_owner(sdbus::IConnection& connection, const std::string& name) {
-    auto bus = sdbus::createProxy(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus");
-    std::string owner;
-    try {
-        bus->callMethod("GetNameOwner")
-            .onInterface("org.freedesktop.DBus")
-            .withArguments(name)
-            .storeResultsTo(owner);
-    } catch (const sdbus::Error&) {
-        return {};  // nobody owns it: no signal is taken
-    }
-    return owner;
-}
-
 }  // namespace
 
 // org.cpuhpd1.Manager through the generated proxy. The XML marks Offline, Online and SetSmt
@@ -69,18 +54,23 @@ public:
     ManagerProxy(const ManagerProxy&) = delete;
     ManagerProxy& operator=(const ManagerProxy&) = delete;
 
-    // Subscribes to the signals (a match rule each): only a batch that shows progress, and a
+    // Subscribes to the signals cpuctl acts on: only a batch that shows progress, and a
     // cancel that waits for its batch's end, need them. From then on BatchProgress calls
-    // `progress` and BatchFinished fills `finished`.
+    // `progress` and BatchFinished fills `finished`. Each match rule is a synchronous AddMatch
+    // round trip to the bus (sd-bus) before the call, so the signals cpuctl ignores
+    // (HoldsChanged, HoldViolated, PropertiesChanged) get none.
     void follow_signals(ProgressFn progress = {}) {
         progress_ = std::move(progress);
         if (!registered_) {
+            auto& proxy = getProxy();
+            proxy.unregisterSignalHandler(org::cpuhpd1::Manager_proxy::INTERFACE_NAME,
+                                          "HoldsChanged");
+            proxy.unregisterSignalHandler(org::cpuhpd1::Manager_proxy::INTERFACE_NAME,
+                                          "HoldViolated");
+            proxy.unregisterSignalHandler("org.freedesktop.DBus.Properties", "PropertiesChanged");
             registerProxy();
             registered_ = true;
-            // Signals are taken only from the daemon's connection: anybody may send a
-            // signal to ours (dbus-daemon delivers unicast signals whatever the match rules
-            // say, and sd-bus does not check a well-known sender itself).
-            daemon_ = name_owner(getProxy().getConnection(), cpuhpd::dbus::kBusName);
+            ask_daemon_name();
         }
     }
 
@@ -170,6 +160,24 @@ private:
         reply = std::move(r);
     }
 
+    // Signals are taken only from the daemon's connection: anybody may send a signal to ours
+    // (dbus-daemon delivers unicast signals whatever the match rules say, and sd-bus does not
+    // check a well-known sender itself). Asked without waiting: the bus driver answers
+    // before it routes cpuctl's next message (the call) to the daemon, so the answer arrives
+    // before any signal that call makes the daemon send; until it arrives, no signal is taken.
+    void ask_daemon_name() {
+        bus_driver_ = sdbus::createProxy(getProxy().getConnection(), "org.freedesktop.DBus",
+                                         "/org/freedesktop/DBus");
+        bus_driver_->callMethodAsync("GetNameOwner")
+            .onInterface("org.freedesktop.DBus")
+            .withArguments(std::string(cpuhpd::dbus::kBusName))
+            .uponReplyInvoke([this](const sdbus::Error* error, const std::string& owner) {
+                if (error == nullptr) {
+                    daemon_ = owner;  // nobody owns it (an error): no signal is taken
+                }
+            });
+    }
+
     // The signal being handled comes from the daemon's connection.
     bool from_daemon() {
         const auto* message = getProxy().getCurrentlyProcessedMessage();
@@ -179,6 +187,7 @@ private:
     ProgressFn progress_;
     bool registered_ = false;
     std::string daemon_;  // org.cpuhpd1's unique name when the signals were subscribed
+    std::unique_ptr<sdbus::IProxy> bus_driver_;  // GetNameOwner's, until its reply
 };
 
 namespace {
@@ -293,6 +302,7 @@ BatchReply to_batch_reply(const Results& results, const Dict& summary) {
     r.dry_run = field<bool>(summary, kSummaryDryRun);
     r.batch_id = field<uint64_t>(summary, kSummaryBatchId);
     r.duration_us = field<uint64_t>(summary, kSummaryDurationUs);
+    r.queued_us = field<uint64_t>(summary, kSummaryQueuedUs);
     r.outcome = field<std::string>(summary, kSummaryOutcome);
     r.order = field<std::vector<uint32_t>>(summary, kSummaryOrder);
     r.cpus = cpu_results(results);

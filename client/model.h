@@ -71,6 +71,9 @@ struct BatchReply {
     bool dry_run = false;
     std::uint64_t batch_id = 0;
     std::uint64_t duration_us = 0;
+    // From the daemon's receipt of the call to its batch's start (the coalescing window
+    // included); 0 from a daemon without it.
+    std::uint64_t queued_us = 0;
     std::string outcome;  // ok, failed, partial
     std::vector<std::uint32_t> order;
     std::vector<CpuResult> cpus;

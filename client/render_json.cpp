@@ -103,6 +103,7 @@ std::string batch_json(const BatchReply& r) {
               {"dry_run", r.dry_run},
               {"batch_id", r.batch_id},
               {"duration_us", r.duration_us},
+              {"queued_us", r.queued_us},
               {"outcome", r.outcome},
               {"order", r.order},
               {"cpus", std::move(cpus)},

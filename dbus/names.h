@@ -89,6 +89,11 @@ inline constexpr const char* kSummaryAffinity = "affinity";
 // batch did not go through is absent; empty for a dry run and a refused request. Names:
 // read, partitions, pinned, admit, plan, affinity, journal, expedite, write, reread, rollback.
 inline constexpr const char* kSummaryPhases = "phases";
+// t: microseconds from the daemon's receipt of the request (after the caller was authorized)
+// to the start of its batch: the machine read and resolution, the wait behind a running
+// batch and the coalescing window. For a request answered without a batch (a dry run,
+// nothing to change, refused at batch time), to its answer. Not in duration_us.
+inline constexpr const char* kSummaryQueuedUs = "queued_us";
 
 // The states SetSmt accepts.
 inline constexpr const char* kSmtOn = "on";

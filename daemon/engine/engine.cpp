@@ -209,9 +209,11 @@ std::optional<Engine::Unanswered> Engine::take_unanswered(std::uint64_t token) {
 }
 
 void Engine::change(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
+    const auto received = std::chrono::steady_clock::now();
     const std::uint64_t token = count_unanswered(ask.caller);
     unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
-    admission_->post([this, token, ask = std::move(ask)] { admit(token, ask); });
+    admission_->post(
+        [this, token, ask = std::move(ask), received] { admit(token, ask, received); });
 }
 
 std::uint64_t Engine::cancel(std::uint64_t batch_id) {
@@ -238,13 +240,16 @@ void Engine::queue(Request request, const MachineState& state,
         });
 }
 
-void Engine::admit(std::uint64_t token, const ChangeAsk& ask) {
+void Engine::admit(std::uint64_t token, const ChangeAsk& ask,
+                   std::chrono::steady_clock::time_point received) {
     try {
         if (!executor_) {
             throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
         }
         const MachineState state = read();
-        queue(resolve(ask, state, setup_.settings), state,
+        Request request = resolve(ask, state, setup_.settings);
+        request.received = received;
+        queue(std::move(request), state,
               [this, token](RequestResult result) { complete(token, std::move(result)); });
     } catch (...) {
         post_([this, token, error = std::current_exception()] { complete(token, error); });

@@ -226,14 +226,16 @@ private:
     std::uint64_t count_unanswered(const std::string& caller);
     std::optional<Unanswered> take_unanswered(std::uint64_t token);
     // Admission thread: resolves the change against a fresh read and queues it.
-    void admit(std::uint64_t token, const ChangeAsk& ask);
+    void admit(std::uint64_t token, const ChangeAsk& ask,
+               std::chrono::steady_clock::time_point received);
     void complete(std::uint64_t token, ChangeAnswer answer);
     // Queues `request` against `state`; `done` gets its result on the owner's thread. What
     // the executor refuses at once is thrown.
     void queue(Request request, const MachineState& state, std::function<void(RequestResult)> done);
 
     // Holds (engine_holds.cpp).
-    void admit_hold(std::uint64_t token, const HoldAsk& ask);
+    void admit_hold(std::uint64_t token, const HoldAsk& ask,
+                    std::chrono::steady_clock::time_point received);
     void finish_hold(std::uint64_t token, std::uint64_t id,
                      const std::function<void(const Hold&)>& bind, ChangeAnswer answer);
     // `putting_back`: the state the hold's queued put-backs (defend_holds) will have left

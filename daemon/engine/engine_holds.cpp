@@ -86,17 +86,21 @@ std::vector<Request> restore_requests(const Hold& hold, const MachineState& stat
 
 void Engine::hold(HoldAsk ask, std::function<void(HoldOutcome)> done) {
     const std::uint64_t token = count_unanswered(ask.change.caller);
+    const auto received = std::chrono::steady_clock::now();
     unanswered_.emplace(token, Unanswered{ask.change.caller, {}, std::move(done)});
-    admission_->post([this, token, ask = std::move(ask)] { admit_hold(token, ask); });
+    admission_->post(
+        [this, token, ask = std::move(ask), received] { admit_hold(token, ask, received); });
 }
 
-void Engine::admit_hold(std::uint64_t token, const HoldAsk& ask) {
+void Engine::admit_hold(std::uint64_t token, const HoldAsk& ask,
+                        std::chrono::steady_clock::time_point received) {
     try {
         if (!executor_) {
             throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
         }
         const MachineState state = read();
         Request request = resolve(ask.change, state, setup_.settings);
+        request.received = received;
         narrow_to_eligible(request, state, setup_.settings);
         if (request.cpus.empty()) {
             throw Refusal(RefusalKind::InvalidMask,

@@ -7,6 +7,24 @@
 
 namespace cpuhpd {
 
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// RequestResult::queued: from `received` to `until`, whole microseconds, never negative.
+std::chrono::microseconds waited(SteadyClock::time_point received, SteadyClock::time_point until) {
+    return std::max(std::chrono::microseconds(0),
+                    std::chrono::duration_cast<std::chrono::microseconds>(until - received));
+}
+
+// `result`, answered now, with the time since its request was received.
+RequestResult answered_now(RequestResult result, const Request& request) {
+    result.queued = waited(request.received, SteadyClock::now());
+    return result;
+}
+
+}  // namespace
+
 Executor::Executor(BatchRunner& runner, EngineSettings settings, Observers observers,
                    const HoldTable* holds)
     : runner_(runner),
@@ -24,19 +42,24 @@ Executor::~Executor() {
     thread_.join();
     // Whatever was still queued is answered, never dropped.
     for (auto& pending : queue_) {
-        pending.done(refused_result(
-            pending.request,
-            Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")));
+        pending.done(answered_now(
+            refused_result(
+                pending.request,
+                Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")),
+            pending.request));
     }
 }
 
 void Executor::submit(Request request, const MachineState& state, Completion done) {
+    if (request.received == SteadyClock::time_point{}) {
+        request.received = SteadyClock::now();
+    }
     narrow_to_eligible(request, state, settings_);
     if (holds_ != nullptr) {
         holds_->admit(request);
     }
     if (request.dry_run) {
-        done(runner_.dry_run(request, state));
+        done(answered_now(runner_.dry_run(request, state), request));
         return;
     }
     // Refuse up front what can never succeed, so the caller hears at once.
@@ -50,7 +73,7 @@ void Executor::submit(Request request, const MachineState& state, Completion don
         // that would write nothing.
         if (nothing_to_change && !running_batch_ && queue_.empty() && !stopping_) {
             lock.unlock();
-            done(runner_.dry_run(request, state));
+            done(answered_now(runner_.dry_run(request, state), request));
             return;
         }
         if (stopping_) {
@@ -127,7 +150,7 @@ void Executor::refuse_held(std::vector<Pending>& batch) {
             holds_->admit(pending.request);
             admitted.push_back(std::move(pending));
         } catch (const Refusal& refusal) {
-            pending.done(refused_result(pending.request, refusal));
+            pending.done(answered_now(refused_result(pending.request, refusal), pending.request));
         }
     }
     batch = std::move(admitted);
@@ -141,9 +164,13 @@ void Executor::worker() {
             return;
         }
         // A request that finds the executor idle waits for company; requests queued
-        // while a batch ran have waited already and go at once.
+        // while a batch ran have waited already and go at once. The window opens when the
+        // engine received the request, not when it reached this queue: its machine read and
+        // resolution on the admission thread count against the window instead of adding to
+        // it, and the requests received within the window of the first still join its batch
+        // (unless their own admission outlasts it).
         if (!just_ran_batch_ && settings_.coalesce.count() > 0) {
-            const auto deadline = std::chrono::steady_clock::now() + settings_.coalesce;
+            const auto deadline = queue_.front().request.received + settings_.coalesce;
             wake_.wait_until(lock, deadline, [this] { return stopping_; });
             if (stopping_) {
                 return;
@@ -168,6 +195,8 @@ void Executor::worker() {
         running_batch_id_ = batch_id;
         lock.unlock();
 
+        // The end of every request's RequestResult::queued.
+        const auto started = SteadyClock::now();
         std::vector<Request> requests;
         requests.reserve(batch.size());
         for (const auto& p : batch) {
@@ -206,6 +235,7 @@ void Executor::worker() {
             running_batch_id_ = 0;
         }
         for (std::size_t i = 0; i < batch.size(); ++i) {
+            output.results[i].queued = waited(batch[i].request.received, started);
             batch[i].done(std::move(output.results[i]));
         }
         if (observers_.batch_finished) {

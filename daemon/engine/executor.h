@@ -1,6 +1,7 @@
 // The engine's front door: one worker thread, one batch at a time. Requests that arrive
-// while a batch runs, or within the coalescing window, join the next batch unless they
-// ask the opposite action (then arrival order is kept and they form a later batch).
+// while a batch runs, or within the coalescing window (which opens at the first request's
+// Request::received), join the next batch unless they ask the opposite action (then arrival
+// order is kept and they form a later batch).
 #pragma once
 
 #include <atomic>

@@ -38,6 +38,10 @@ struct Request {
     // changes nothing (the record is always made: a rollback gives back regardless).
     bool restore_affinity = true;
     std::string caller;  // for logs: bus name or "cpuctl"
+    // When the engine received the request (Engine::change, Engine::hold, a restore it
+    // queued itself); the executor sets it at submit() when nobody did. The start of
+    // RequestResult::queued.
+    std::chrono::steady_clock::time_point received{};
 };
 
 // A request refused before anything was touched (enums.h: the kinds).
@@ -68,6 +72,12 @@ struct RequestResult {
     bool dry_run = false;
     std::uint64_t batch_id = 0;
     std::chrono::microseconds duration{0};  // of the whole batch
+    // From the engine's receipt of the request (Request::received: the machine read and
+    // resolution on the admission thread, the executor's queue behind a running batch and
+    // the coalescing window) to the start of its batch; for a request answered without a
+    // batch (a dry run, nothing to change, refused), to its answer. Not in it: the bus, the
+    // caller's authorization, and the reply after the batch.
+    std::chrono::microseconds queued{0};
     // Where the batch's time went, phase by phase (phase_timer.h), the same for every
     // request of the batch; empty for a dry run and a refused request.
     std::vector<PhaseTime> phases;

@@ -83,6 +83,7 @@ DbusSummary summary_of(const RequestResult& result) {
     summary[dbus::kSummaryBatchId] = sdbus::Variant(static_cast<uint64_t>(result.batch_id));
     summary[dbus::kSummaryDurationUs] =
         sdbus::Variant(static_cast<uint64_t>(result.duration.count()));
+    summary[dbus::kSummaryQueuedUs] = sdbus::Variant(static_cast<uint64_t>(result.queued.count()));
     std::vector<uint32_t> order(result.order.begin(), result.order.end());
     summary[dbus::kSummaryOrder] = sdbus::Variant(order);
     summary[dbus::kSummaryOutcome] = sdbus::Variant(to_string(result.outcome));

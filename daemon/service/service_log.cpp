@@ -85,7 +85,8 @@ void log_result(const RequestResult& result) {
                    {"MODE", to_string(result.mode)},
                    {"OUTCOME", to_string(result.outcome)},
                    {"BATCH_ID", std::to_string(result.batch_id)},
-                   {"DURATION_US", std::to_string(result.duration.count())}});
+                   {"DURATION_US", std::to_string(result.duration.count())},
+                   {"QUEUED_US", std::to_string(result.queued.count())}});
         // No re-read here: the batch's last read of the machine was handed to this thread
         // before its results, so properties read after the reply show the new state.
     }

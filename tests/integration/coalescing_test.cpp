@@ -1,6 +1,8 @@
 // Concurrent callers coalesced into shared batches, each getting only its own results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <latch>
 #include <thread>
 
@@ -27,13 +29,16 @@ TEST_F(CoalescingTest, EightConcurrentRawCallersShareBatchesAndGetOnlyTheirOwnRe
     }
     std::vector<CallResult> results(kCallers);
     std::vector<std::string> errors(kCallers);
+    std::vector<Clock::duration> took(kCallers);
     std::latch go(kCallers);
     std::vector<std::thread> threads;
     for (unsigned i = 0; i < kCallers; ++i) {
         threads.emplace_back([&, i] {
             go.arrive_and_wait();
+            const auto start = Clock::now();
             try {
                 results[i] = clients[i]->call("Offline", std::to_string(i + 1));
+                took[i] = Clock::now() - start;
             } catch (const std::exception& e) {
                 errors[i] = e.what();
             }
@@ -52,8 +57,19 @@ TEST_F(CoalescingTest, EightConcurrentRawCallersShareBatchesAndGetOnlyTheirOwnRe
         EXPECT_EQ(results[i].order(), (std::vector<std::uint32_t>{i + 1})) << results[i].describe();
         EXPECT_EQ(results[i].str("outcome"), "ok");
         batches.insert(results[i].u64("batch_id"));
+        // queued_us: from the daemon's receipt to the batch's start, inside the call.
+        EXPECT_LE(std::chrono::microseconds(results[i].u64("queued_us")), took[i])
+            << results[i].describe();
     }
     EXPECT_LT(batches.size(), kCallers) << "8 concurrent callers were not coalesced";
+    // The first batch found the daemon idle: its first request waited the whole window.
+    std::uint64_t first_batch_queued = 0;
+    for (const auto& r : results) {
+        if (r.u64("batch_id") == *batches.begin()) {
+            first_batch_queued = std::max(first_batch_queued, r.u64("queued_us"));
+        }
+    }
+    EXPECT_GE(first_batch_queued, 300000u) << "the coalescing window is 300 ms";
     EXPECT_EQ(tree().online_files(), expected_files({1, 2, 3, 4, 5, 6, 7, 8}));
 
     // BatchFinished: one per batch, their `requests` sum to the callers.

@@ -58,6 +58,10 @@ TEST_F(CpuhpdTest, CpuctlJsonHasTheBatchsPhasesInOrderWithinItsDuration) {
         total += us.get<std::uint64_t>();
     }
     EXPECT_LE(total, j.at("duration_us").get<std::uint64_t>()) << r.out;
+    // The time before the batch, beside it (not part of duration_us).
+    ASSERT_TRUE(j.contains("queued_us")) << r.out;
+    EXPECT_TRUE(j.at("queued_us").is_number_unsigned()) << r.out;
+    EXPECT_TRUE(log_shows(*world_, "queued_us=")) << world_->daemon_log();
     // The batch's log line has them too (stderr: phase_us="read=.. ...").
     EXPECT_TRUE(log_shows(*world_, "phase_us=\"read=")) << world_->daemon_log();
 
@@ -71,6 +75,7 @@ TEST_F(CpuhpdTest, CpuctlJsonHasTheBatchsPhasesInOrderWithinItsDuration) {
     ASSERT_EQ(r.exit_code, 0) << r.describe();
     ASSERT_TRUE(parses(r, j));
     EXPECT_TRUE(j.at("phases").empty()) << r.out;
+    EXPECT_TRUE(j.at("queued_us").is_number_unsigned()) << r.out;  // to the answer
 }
 
 TEST_F(CpuhpdTest, CpuctlReportsUnchangedForCpusAlreadyInTheState) {

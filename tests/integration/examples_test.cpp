@@ -180,14 +180,15 @@ TEST_F(ExamplesTest, BusctlScriptOfflinesAndOnlines) {
     EXPECT_TRUE(has_line(
         r.out,
         "^a\\(ussis\\)a\\{sv\\} 3 4 \"changed\" \"\" 0 \"offline\" 6 \"changed\" \"\" 0 "
-        "\"offline\" 7 \"changed\" \"\" 0 \"offline\" 14 \"action\" s \"offline\" \"affinity\" "
+        "\"offline\" 7 \"changed\" \"\" 0 \"offline\" 15 \"action\" s \"offline\" \"affinity\" "
         "a\\(susssis\\) 0 \"batch_id\" t "
         "[0-9]+ \"dry_run\" b false \"duration_us\" t [0-9]+ \"mask\" s \"4,6,7\" \"mode\" s "
         "\"best-effort\" \"order\" au 3 7 6 4 \"outcome\" s \"ok\" \"partitions\" a\\(sss\\) 0 "
         "\"phases\" a\\(st\\) 11 \"read\" [0-9]+ \"pinned\" [0-9]+ \"partitions\" [0-9]+ "
         "\"admit\" [0-9]+ \"plan\" [0-9]+ \"affinity\" [0-9]+ \"journal\" [0-9]+ "
         "\"expedite\" [0-9]+ \"write\" [0-9]+ \"reread\" [0-9]+ \"rollback\" [0-9]+ "
-        "\"pinned_irqs\" a\\(uss\\) 0 \"pinned_tasks\" a\\(uss\\) 0 \"strategy\" s \"per-cpu\"$"))
+        "\"pinned_irqs\" a\\(uss\\) 0 \"pinned_tasks\" a\\(uss\\) 0 \"queued_us\" t [0-9]+ "
+        "\"strategy\" s \"per-cpu\"$"))
         << r.describe();
     EXPECT_TRUE(has_line(r.out, "\"mode\":\\{\"type\":\"s\",\"data\":\"atomic\"\\}"))
         << r.describe();

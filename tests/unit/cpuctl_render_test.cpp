@@ -17,6 +17,7 @@ BatchReply sample_reply() {
     r.strategy = "per-cpu";
     r.batch_id = 7;
     r.duration_us = 1234567;
+    r.queued_us = 20412;
     r.outcome = "ok";
     r.order = {7, 6, 4};
     r.cpus = {{4, "changed", "", 0, "offline"},
@@ -29,7 +30,7 @@ TEST(CpuctlRenderJson, BatchHasTheContractShape) {
     EXPECT_EQ(
         batch_json(sample_reply()),
         R"({"action":"offline","mask":"4,6-7","mode":"atomic","strategy":"per-cpu",)"
-        R"("dry_run":false,"batch_id":7,"duration_us":1234567,"outcome":"ok",)"
+        R"("dry_run":false,"batch_id":7,"duration_us":1234567,"queued_us":20412,"outcome":"ok",)"
         R"("order":[7,6,4],"cpus":[{"cpu":4,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":6,"result":"changed","error":"","message":"offline"},)"
         R"({"cpu":7,"result":"unchanged","error":"","message":"already offline"}],)"
@@ -43,7 +44,7 @@ TEST(CpuctlRenderJson, EmptyBatchHasEmptyArrays) {
     r.dry_run = true;
     EXPECT_EQ(batch_json(r),
               R"({"action":"online","mask":"","mode":"","strategy":"","dry_run":true,)"
-              R"("batch_id":0,"duration_us":0,"outcome":"ok","order":[],"cpus":[],)"
+              R"("batch_id":0,"duration_us":0,"queued_us":0,"outcome":"ok","order":[],"cpus":[],)"
               R"("pinned_tasks":[],"pinned_irqs":[],"partitions":[],"affinity":[],"phases":{}})");
 }
 

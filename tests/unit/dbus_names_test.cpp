@@ -42,7 +42,7 @@ TEST(DbusNames, MatchTheInterfaceXml) {
     for (const char* key :
          {kSummaryAction, kSummaryMask, kSummaryMode, kSummaryStrategy, kSummaryDryRun,
           kSummaryBatchId, kSummaryDurationUs, kSummaryOrder, kSummaryOutcome, kSummaryPinnedTasks,
-          kSummaryPinnedIrqs, kSummaryPartitions, kSummaryPhases}) {
+          kSummaryPinnedIrqs, kSummaryPartitions, kSummaryPhases, kSummaryQueuedUs}) {
         EXPECT_TRUE(mentions(xml, std::string("\"") + key + "\" ")) << key;
     }
     for (const char* property :

@@ -179,6 +179,78 @@ TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
     EXPECT_EQ(done[0].cpus[0], (CpuResult{4, CpuOutcome::Unchanged, 0, "already offline"}));
     EXPECT_EQ(batches, 0);
     EXPECT_TRUE(m.writer.log().empty());
+    EXPECT_LT(done[0].queued, s.coalesce);  // answered without waiting out the window
+}
+
+// RequestResult::queued runs from the request's receipt to its batch's start: the first of
+// two requests coalesced into one batch waited the whole window, the second no longer.
+TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
+    EngineSettings s;
+    s.coalesce = 300ms;
+    FakeMachine m({}, s);
+    Results results;
+    Executor ex(*m.runner, s);
+    const auto t0 = std::chrono::steady_clock::now();
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
+    ex.submit(m.request(Action::Offline, set({5})), m.state(), results.slot());
+    const auto done = results.wait_for(2);
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    ASSERT_EQ(done.size(), 2u);
+    const auto& first = done[0].cpus.at(0).cpu == 4 ? done[0] : done[1];
+    const auto& second = done[0].cpus.at(0).cpu == 4 ? done[1] : done[0];
+    ASSERT_EQ(first.batch_id, second.batch_id);  // coalesced
+    EXPECT_NE(first.batch_id, 0u);
+    EXPECT_GE(first.queued, s.coalesce);
+    EXPECT_LE(second.queued, first.queued);
+    EXPECT_GE(second.queued.count(), 0);
+    EXPECT_LE(first.queued, elapsed);
+}
+
+// The coalescing window opens at the request's receipt, not when it reaches the queue: a
+// request whose admission took the whole window goes at once instead of waiting it again.
+TEST(Executor, TheCoalescingWindowOpensAtTheFirstRequestsReceipt) {
+    EngineSettings s;
+    s.coalesce = 20s;  // waited from submit(), Results::wait_for would give up first (10 s)
+    FakeMachine m({}, s);
+    Results results;
+    Executor ex(*m.runner, s);
+    Request late = m.request(Action::Offline, set({4}));
+    late.received = std::chrono::steady_clock::now() - s.coalesce;
+    ex.submit(late, m.state(), results.slot());
+    const auto done = results.wait_for(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_NE(done[0].batch_id, 0u);
+    EXPECT_EQ(done[0].cpus.at(0).outcome, CpuOutcome::Changed);
+    EXPECT_GE(done[0].queued, s.coalesce);
+}
+
+// A request the engine received earlier (Request::received set, as Engine::change does)
+// counts from then, whether it gets a batch or is answered at once.
+TEST(Executor, QueuedStartsAtTheRequestsReceipt) {
+    GatedMachine t;
+    FakeMachine& m = t.m;
+    Results& results = t.results;
+    auto& [gate, runner, ex] = t.g;
+    gate.release_.set_value();  // no gate: the batch runs through
+    Request change = m.request(Action::Offline, set({4}));
+    change.received = std::chrono::steady_clock::now() - 200ms;
+    ex.submit(change, m.state(), results.slot());
+    Request dry = m.request(Action::Offline, set({5}));
+    dry.dry_run = true;
+    dry.received = std::chrono::steady_clock::now() - 300ms;
+    ex.submit(dry, m.state(), results.slot());
+    const auto done = results.wait_for(2);
+    ASSERT_EQ(done.size(), 2u);
+    for (const auto& r : done) {
+        if (r.dry_run) {
+            EXPECT_EQ(r.batch_id, 0u);
+            EXPECT_GE(r.queued, 300ms);
+        } else {
+            EXPECT_NE(r.batch_id, 0u);
+            EXPECT_GE(r.queued, 200ms);
+        }
+        EXPECT_LT(r.queued, 10s);
+    }
 }
 
 // While a batch is queued or running, a request that looks like a no-op now may not be one

@@ -188,7 +188,9 @@ sample() {
     case "$m:$st" in
         cpuctl-*:ok)
             sed -n 's/.*"phases":{\([^}]*\)}.*/\1/p' /tmp/bench.out | tr ',' '\n' |
-                sed -n "s/^\"\([a-z]*\)\":\([0-9]*\)\$/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,\1,\2/p" ;;
+                sed -n "s/^\"\([a-z]*\)\":\([0-9]*\)\$/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,\1,\2/p"
+            # Before the batch (receipt to batch start: admission, queue, coalescing window).
+            sed -n "s/.*\"queued_us\":\([0-9]*\).*/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,queued,\1/p" /tmp/bench.out ;;
     esac
 }
 
