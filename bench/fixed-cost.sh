@@ -50,33 +50,9 @@ trap cleanup EXIT
 
 # The fake tree: 24 CPUs, 2 packages x 6 cores x 2 threads (x86 numbering), cpu0 without
 # an online file.
+. "$here/scripts/fake-sysfs.sh"
 sys=$tmp/sys
-cpu=$sys/devices/system/cpu
-mkdir -p "$cpu" "$sys/kernel" "$sys/devices/system/node"
-for c in $(seq 0 23); do
-    core=$((c % 12))
-    mkdir -p "$cpu/cpu$c/topology"
-    [ "$c" -eq 0 ] || echo 1 >"$cpu/cpu$c/online"
-    echo $((core / 6)) >"$cpu/cpu$c/topology/physical_package_id"
-    echo 0 >"$cpu/cpu$c/topology/die_id"
-    echo $((core % 6)) >"$cpu/cpu$c/topology/core_id"
-    echo "$core,$((core + 12))" >"$cpu/cpu$c/topology/thread_siblings_list"
-    echo "$core,$((core + 12))" >"$cpu/cpu$c/topology/core_cpus_list"
-done
-for n in 0 1; do
-    mkdir -p "$sys/devices/system/node/node$n"
-    echo "$((n * 6))-$((n * 6 + 5)),$((n * 6 + 12))-$((n * 6 + 17))" >"$sys/devices/system/node/node$n/cpulist"
-done
-echo 0-23 >"$cpu/possible"
-echo 0-23 >"$cpu/present"
-echo 0-23 >"$cpu/online"
-echo >"$cpu/offline"
-echo 8191 >"$cpu/kernel_max"
-mkdir -p "$cpu/smt"
-echo on >"$cpu/smt/control"
-echo 1 >"$cpu/smt/active"
-echo 0 >"$sys/kernel/rcu_expedited"
-chmod 0444 "$cpu/possible" "$cpu/present" "$cpu/online" "$cpu/offline" "$cpu/kernel_max"
+make_fake_sysfs "$sys" 24
 printf 'coalesce_ms: %s\n' "$coalesce_ms" >"$tmp/cpuhpd.yaml"
 
 sed -e "s|@SOCKET_PATH@|$tmp/bus|" -e "s|@SOURCE_DIR@|$here|" -e "s|@EXTRA_CONFIG@||" \

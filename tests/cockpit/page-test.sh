@@ -89,33 +89,9 @@ wait_for() {
 
 # The fake tree: x86 numbering (thread t of core i is i + t * 8), cpu0 without an online
 # file, the summary lists read-only so that the daemon writes cpuN/online (per-cpu).
+. "$here/../../scripts/fake-sysfs.sh"
 sys=$tmp/sys
-cpu=$sys/devices/system/cpu
-mkdir -p "$cpu" "$sys/kernel" "$sys/devices/system/node"
-for c in $(seq 0 15); do
-    core=$((c % 8))
-    mkdir -p "$cpu/cpu$c/topology"
-    [ "$c" -eq 0 ] || echo 1 >"$cpu/cpu$c/online"
-    echo $((core / 4)) >"$cpu/cpu$c/topology/physical_package_id"
-    echo 0 >"$cpu/cpu$c/topology/die_id"
-    echo $((core % 4)) >"$cpu/cpu$c/topology/core_id"
-    echo "$core,$((core + 8))" >"$cpu/cpu$c/topology/thread_siblings_list"
-    echo "$core,$((core + 8))" >"$cpu/cpu$c/topology/core_cpus_list"
-done
-for n in 0 1; do
-    mkdir -p "$sys/devices/system/node/node$n"
-    echo "$((n * 4))-$((n * 4 + 3)),$((n * 4 + 8))-$((n * 4 + 11))" >"$sys/devices/system/node/node$n/cpulist"
-done
-echo 0-15 >"$cpu/possible"
-echo 0-15 >"$cpu/present"
-echo 0-15 >"$cpu/online"
-echo >"$cpu/offline"
-echo 8191 >"$cpu/kernel_max"
-mkdir -p "$cpu/smt"
-echo on >"$cpu/smt/control"
-echo 1 >"$cpu/smt/active"
-echo 0 >"$sys/kernel/rcu_expedited"
-chmod 0444 "$cpu/possible" "$cpu/present" "$cpu/online" "$cpu/offline" "$cpu/kernel_max"
+make_fake_sysfs "$sys" 16
 
 cat >"$tmp/cpuhpd.yaml" <<'EOF'
 protected_cpus: "1"
