@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <mutex>
 
 #include "batch_runner.h"
 #include "fake_proc.h"
@@ -26,7 +27,12 @@ struct FakeMachine {
             paths, writer, journal, [this] { return state(); }, settings, proc.root(),
             cgroup_root(), fs.root() / "partitions.ledger");
     }
-    MachineState state() { return read_machine(paths, memory); }
+    // Under a lock, as Engine::read(): read_machine() updates `memory`, and tests call
+    // this from several threads beside the executor's worker.
+    MachineState state() {
+        const std::lock_guard lock(read_mutex);
+        return read_machine(paths, memory);
+    }
     // The runner's cgroup root, inside the fake tree (FakeKernelWriter logs its writes):
     // no partitions until a test adds one.
     std::filesystem::path cgroup_root() const { return fs.root() / "fake-cgroup"; }
@@ -52,6 +58,7 @@ struct FakeMachine {
     FakeProc proc;  // the runner's proc_root: empty until a test adds tasks or IRQs
     SysfsPaths paths;
     FakeKernelWriter writer;
+    std::mutex read_mutex;
     TopologyMemory memory;
     NullJournal journal;
     EngineSettings settings;
