@@ -89,11 +89,23 @@ struct GatedMachine {
     Results results;
 };
 
-TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
+// A machine whose batches wait out a coalescing window of `window`, and the results of
+// what is submitted. The executor is the test's own: some give it observers or a scope.
+struct WindowedMachine {
+    explicit WindowedMachine(std::chrono::milliseconds window) : s(settings(window)), m({}, s) {}
+    static EngineSettings settings(std::chrono::milliseconds window) {
+        EngineSettings s;
+        s.coalesce = window;
+        return s;
+    }
     EngineSettings s;
-    s.coalesce = 300ms;
-    FakeMachine m({}, s);
+    FakeMachine m;
     Results results;
+};
+
+TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
+    WindowedMachine w(300ms);
+    auto& [s, m, results] = w;
     {
         Executor ex(*m.runner, s);
         std::vector<std::thread> callers;
@@ -137,11 +149,9 @@ TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
 }
 
 TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
-    EngineSettings s;
-    s.coalesce = 300ms;
-    FakeMachine m({}, s);
+    WindowedMachine w(300ms);
+    auto& [s, m, results] = w;
     m.fs.set_online(5, false);
-    Results results;
     Executor ex(*m.runner, s);
     ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
     ex.submit(m.request(Action::Online, set({5})), m.state(), results.slot());
@@ -160,11 +170,9 @@ TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
 // inside submit(): no batch, no write, no wait for the coalescing window (the no-op round
 // trip paid the whole window, 20 ms by default).
 TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
-    EngineSettings s;
-    s.coalesce = 10s;  // a batch would make the test time out
-    FakeMachine m({}, s);
+    WindowedMachine w(10s);  // a batch would make the test time out
+    auto& [s, m, results] = w;
     m.fs.set_online(4, false);
-    Results results;
     Executor::Observers observers;
     int batches = 0;
     observers.batch_finished = [&](const BatchReport&) { ++batches; };
@@ -185,10 +193,8 @@ TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
 // RequestResult::queued runs from the request's receipt to its batch's start: the first of
 // two requests coalesced into one batch waited the whole window, the second no longer.
 TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
-    EngineSettings s;
-    s.coalesce = 300ms;
-    FakeMachine m({}, s);
-    Results results;
+    WindowedMachine w(300ms);
+    auto& [s, m, results] = w;
     Executor ex(*m.runner, s);
     const auto t0 = std::chrono::steady_clock::now();
     ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
@@ -209,10 +215,8 @@ TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
 // The coalescing window opens at the request's receipt, not when it reaches the queue: a
 // request whose admission took the whole window goes at once instead of waiting it again.
 TEST(Executor, TheCoalescingWindowOpensAtTheFirstRequestsReceipt) {
-    EngineSettings s;
-    s.coalesce = 20s;  // waited from submit(), Results::wait_for would give up first (10 s)
-    FakeMachine m({}, s);
-    Results results;
+    WindowedMachine w(20s);  // waited from submit(), Results::wait_for would give up first (10 s)
+    auto& [s, m, results] = w;
     Executor ex(*m.runner, s);
     Request late = m.request(Action::Offline, set({4}));
     late.received = std::chrono::steady_clock::now() - s.coalesce;
