@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <regex>
 #include <thread>
 
 #include "fixture.h"
@@ -97,6 +98,44 @@ TEST_F(CancelTest, AnAtomicBatchStopsAfterTheCpuInFlightAndRollsBack) {
     EXPECT_EQ(tree().online_files(), expected_files({}));
     EXPECT_EQ(tree().read("kernel/rcu_expedited"), "0");
     EXPECT_TRUE(log_shows(*world_, "cancelled before 1-11")) << world_->daemon_log();
+}
+
+// `cpuctl cancel` waits for the batch's BatchFinished, and anybody may send a signal: a
+// BatchFinished for batch 1 forged by another connection, unicast to cpuctl and broadcast,
+// with values the real one does not have, must not end the wait nor show in what it prints.
+TEST_F(CancelTest, CpuctlCancelTakesBatchFinishedOnlyFromTheDaemon) {
+    start_pinned_batch({});
+    const auto canceller = world_->spawn_cpuctl({"--json", "cancel"});
+    ASSERT_TRUE(log_shows(*world_, "batch 1: cancel requested by :")) << world_->daemon_log();
+    const std::string log = world_->daemon_log();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("cancel requested by (:[0-9.]+)")));
+    const std::string cpuctl_name = m[1];
+
+    RawClient forger(world_->bus_address());
+    for (const std::string& destination : {cpuctl_name, std::string()}) {
+        EXPECT_EQ(
+            forger.send_signal(destination, "/org/cpuhpd1", "org.cpuhpd1.Manager", "BatchFinished",
+                               [](sd_bus_message* msg) {
+                                   return sd_bus_message_append(msg, "tssssuts", std::uint64_t{1},
+                                                                "offline", "loop", "1-15", "", 1U,
+                                                                std::uint64_t{5}, "");
+                               }),
+            "");
+    }
+    // A round trip on the forger's connection: the bus routed its signals before this reply,
+    // so they reach cpuctl before the daemon's BatchFinished, which comes only after cpu12.
+    EXPECT_FALSE(forger.get_string("Online").empty());
+    release_cpu12();
+
+    ASSERT_TRUE(canceller->wait_until(Clock::now() + 20s)) << "cpuctl cancel did not return";
+    EXPECT_EQ(canceller->exit_code(), 0) << canceller->err();
+    json j;
+    ASSERT_TRUE(parses({canceller->exit_code(), canceller->out(), canceller->err()}, j));
+    EXPECT_EQ(j["batch_id"], 1);
+    EXPECT_EQ(j["cancelled"], "1-11") << canceller->out();
+    EXPECT_NE(j["changed"], "1-15") << canceller->out();
+    unblock(12, "1");  // the rollback wrote "1" into the FIFO
 }
 
 TEST_F(CancelTest, ABestEffortBatchKeepsWhatIsDone) {
