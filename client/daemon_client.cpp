@@ -187,7 +187,7 @@ private:
     ProgressFn progress_;
     bool registered_ = false;
     std::string daemon_;  // org.cpuhpd1's unique name when the signals were subscribed
-    std::unique_ptr<sdbus::IProxy> bus_driver_;  // GetNameOwner's, until its reply
+    std::unique_ptr<sdbus::IProxy> bus_driver_;  // asks GetNameOwner; lives as long as this proxy
 };
 
 namespace {
