@@ -17,10 +17,10 @@ std::chrono::microseconds waited(SteadyClock::time_point received, SteadyClock::
                     std::chrono::duration_cast<std::chrono::microseconds>(until - received));
 }
 
-// `result`, answered now, with the time since its request was received.
-RequestResult answered_now(RequestResult result, const Request& request) {
+// Answers `request` now, before or without a batch: its queued time runs until now.
+void answer_now(const Executor::Completion& done, const Request& request, RequestResult result) {
     result.queued = waited(request.received, SteadyClock::now());
-    return result;
+    done(std::move(result));
 }
 
 }  // namespace
@@ -42,11 +42,10 @@ Executor::~Executor() {
     thread_.join();
     // Whatever was still queued is answered, never dropped.
     for (auto& pending : queue_) {
-        pending.done(answered_now(
-            refused_result(
-                pending.request,
-                Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")),
-            pending.request));
+        answer_now(pending.done, pending.request,
+                   refused_result(
+                       pending.request,
+                       Refusal(RefusalKind::Busy, "cpuhpd is shutting down; nothing was changed")));
     }
 }
 
@@ -59,7 +58,7 @@ void Executor::submit(Request request, const MachineState& state, Completion don
         holds_->admit(request);
     }
     if (request.dry_run) {
-        done(answered_now(runner_.dry_run(request, state), request));
+        answer_now(done, request, runner_.dry_run(request, state));
         return;
     }
     // Refuse up front what can never succeed, so the caller hears at once.
@@ -73,7 +72,7 @@ void Executor::submit(Request request, const MachineState& state, Completion don
         // that would write nothing.
         if (nothing_to_change && !running_batch_ && queue_.empty() && !stopping_) {
             lock.unlock();
-            done(answered_now(runner_.dry_run(request, state), request));
+            answer_now(done, request, runner_.dry_run(request, state));
             return;
         }
         if (stopping_) {
@@ -150,7 +149,7 @@ void Executor::refuse_held(std::vector<Pending>& batch) {
             holds_->admit(pending.request);
             admitted.push_back(std::move(pending));
         } catch (const Refusal& refusal) {
-            pending.done(answered_now(refused_result(pending.request, refusal), pending.request));
+            answer_now(pending.done, pending.request, refused_result(pending.request, refusal));
         }
     }
     batch = std::move(admitted);
