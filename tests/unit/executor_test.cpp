@@ -89,23 +89,24 @@ struct GatedMachine {
     Results results;
 };
 
-// A machine whose batches wait out a coalescing window of `window`, and the results of
-// what is submitted. The executor is the test's own: some give it observers or a scope.
+// A machine whose batches wait out a coalescing window of `window` (its settings), and the
+// results of what is submitted. The executor is the test's own: some give it observers or a
+// scope.
 struct WindowedMachine {
-    explicit WindowedMachine(std::chrono::milliseconds window) : s(settings(window)), m({}, s) {}
+    explicit WindowedMachine(std::chrono::milliseconds window) : m({}, settings(window)) {}
     static EngineSettings settings(std::chrono::milliseconds window) {
         EngineSettings s;
         s.coalesce = window;
         return s;
     }
-    EngineSettings s;
     FakeMachine m;
     Results results;
 };
 
 TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     WindowedMachine w(300ms);
-    auto& [s, m, results] = w;
+    auto& [m, results] = w;
+    const EngineSettings& s = m.settings;
     {
         Executor ex(*m.runner, s);
         std::vector<std::thread> callers;
@@ -150,7 +151,8 @@ TEST(Executor, RequestsArrivingDuringABatchJoinTheNextOne) {
 
 TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
     WindowedMachine w(300ms);
-    auto& [s, m, results] = w;
+    auto& [m, results] = w;
+    const EngineSettings& s = m.settings;
     m.fs.set_online(5, false);
     Executor ex(*m.runner, s);
     ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
@@ -171,7 +173,8 @@ TEST(Executor, OppositeActionsKeepArrivalOrderInSeparateBatches) {
 // trip paid the whole window, 20 ms by default).
 TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
     WindowedMachine w(10s);  // a batch would make the test time out
-    auto& [s, m, results] = w;
+    auto& [m, results] = w;
+    const EngineSettings& s = m.settings;
     m.fs.set_online(4, false);
     Executor::Observers observers;
     int batches = 0;
@@ -194,7 +197,8 @@ TEST(Executor, ANoOpOnAnIdleExecutorIsAnsweredAtOnceWithoutABatch) {
 // two requests coalesced into one batch waited the whole window, the second no longer.
 TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
     WindowedMachine w(300ms);
-    auto& [s, m, results] = w;
+    auto& [m, results] = w;
+    const EngineSettings& s = m.settings;
     Executor ex(*m.runner, s);
     const auto t0 = std::chrono::steady_clock::now();
     ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
@@ -216,7 +220,8 @@ TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
 // request whose admission took the whole window goes at once instead of waiting it again.
 TEST(Executor, TheCoalescingWindowOpensAtTheFirstRequestsReceipt) {
     WindowedMachine w(20s);  // waited from submit(), Results::wait_for would give up first (10 s)
-    auto& [s, m, results] = w;
+    auto& [m, results] = w;
+    const EngineSettings& s = m.settings;
     Executor ex(*m.runner, s);
     Request late = m.request(Action::Offline, set({4}));
     late.received = std::chrono::steady_clock::now() - s.coalesce;
