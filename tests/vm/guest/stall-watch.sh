@@ -10,13 +10,15 @@ T=/sys/kernel/tracing
 dump_timers() {
     echo "CPUHPD-VM: stall-watch: a lost timer: /proc/timer_list follows"
     cat /proc/timer_list 2>&1
-    if [ -d $T/events/timer_migration ]; then
+    # In a trace instance of its own: the global buffer may hold a scenario's kprobes.
+    local i=$T/instances/stall-watch
+    if [ -d $T/events/timer_migration ] && mkdir $i 2>/dev/null; then
         echo "CPUHPD-VM: stall-watch: 3 s of timer_migration events follow"
-        : >$T/trace
-        echo 1 >$T/events/timer_migration/enable
+        echo 1 >$i/events/timer_migration/enable
         sleep 3
-        echo 0 >$T/events/timer_migration/enable
-        tail -n 300 $T/trace
+        echo 0 >$i/events/timer_migration/enable
+        tail -n 300 $i/trace
+        rmdir $i
     else
         echo "CPUHPD-VM: stall-watch: no timer_migration tracepoints in this kernel"
     fi
