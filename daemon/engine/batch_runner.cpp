@@ -259,7 +259,15 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
         }
         journal.end();
     }
-    state.final_state = writes ? reread() : state.before;
+    // The forward writes' re-read stands for the end of the batch unless a rollback wrote
+    // after it: the window's close and the journal's end change no CPU.
+    if (!writes) {
+        state.final_state = state.before;
+    } else if (state.rolled_back.empty() && state.rollback_errors.empty()) {
+        state.final_state = state.after;
+    } else {
+        state.final_state = reread();
+    }
     if (writes && !cgroup_root_.empty() && !ledger_.empty()) {
         // CPUs back online (this batch's, or an offline batch's rollback): one write per
         // partition owed some.

@@ -101,6 +101,34 @@ TEST(BatchRunnerPhases, ARollbackIsAPhaseOfItsOwn) {
     EXPECT_LE(sum(out.report.phases), out.report.duration);
 }
 
+// The machine is read before a batch and once after its writes. A rollback writes after
+// that read, so only then is it read again for the state the batch leaves.
+TEST(BatchRunnerPhases, ReadsTheMachineAgainOnlyAfterARollbackWrote) {
+    for (const bool fail : {false, true}) {
+        FakeMachine m;
+        if (fail) {
+            m.writer.fail_cpu(5, EBUSY);
+        }
+        int reads = 0;
+        BatchRunner runner(
+            m.paths, m.writer, m.journal,
+            [&] {
+                ++reads;
+                return m.state();
+            },
+            m.settings, m.proc.root(), m.cgroup_root(), m.fs.root() / "partitions.ledger");
+        auto out = runner.run(1, {m.request(Action::Offline, CpuSet::range(4, 7), Mode::Atomic,
+                                            StrategyKind::PerCpu)});
+        ASSERT_EQ(out.results[0].outcome, fail ? Outcome::Failed : Outcome::Ok);
+        EXPECT_EQ(reads, fail ? 3 : 2) << (fail ? "rolled back" : "no rollback");
+        // Offline order 7, 6, 5, 4: with CPU 5 failing, 7 and 6 went down and came back.
+        // What the batch reports as left is what the kernel has.
+        EXPECT_EQ(result_for(out.results[0], 7).outcome,
+                  fail ? CpuOutcome::RolledBack : CpuOutcome::Changed);
+        EXPECT_EQ(m.state().online & CpuSet::range(4, 7), fail ? CpuSet::range(4, 7) : CpuSet());
+    }
+}
+
 // CPU 5 offline, one request of `action` for it: the phases the batch goes through.
 struct CpuFiveOfflineCase {
     const char* name;
