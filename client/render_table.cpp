@@ -52,13 +52,6 @@ const char* yes_no(bool b) {
     return b ? "yes" : "no";
 }
 
-std::string seconds(std::uint64_t us) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%llu.%03llu s", static_cast<unsigned long long>(us / 1000000),
-                  static_cast<unsigned long long>((us % 1000000) / 1000));
-    return buf;
-}
-
 // Left-aligned columns, two spaces apart; the last column is not padded.
 void print_rows(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
     std::vector<std::size_t> widths;
@@ -94,6 +87,13 @@ std::size_t count_result(const BatchReply& reply, std::string_view result) {
 }
 
 }  // namespace
+
+std::string seconds_text(std::uint64_t us) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%llu.%03llu s", static_cast<unsigned long long>(us / 1000000),
+                  static_cast<unsigned long long>((us % 1000000) / 1000));
+    return buf;
+}
 
 std::string join_cpus(const std::vector<std::uint32_t>& cpus) {
     std::string s;
@@ -145,7 +145,7 @@ std::string batch_summary_line(const BatchReply& reply) {
     for (std::size_t i = 0; i < parts.size(); ++i) {
         line += (i == 0 ? "" : ", ") + parts[i];
     }
-    line += " in " + seconds(reply.duration_us) + " (strategy " + or_dash(reply.strategy) +
+    line += " in " + seconds_text(reply.duration_us) + " (strategy " + or_dash(reply.strategy) +
             ", batch " + std::to_string(reply.batch_id);
     if (reply.outcome != cpuhpd::name_of(cpuhpd::kOutcomeNames, cpuhpd::Outcome::Ok)) {
         line += ", outcome " + or_dash(reply.outcome);
@@ -246,7 +246,7 @@ std::string profile_summary_line(const ProfileReply& r) {
         r.outcome + "; offline " + or_dash(r.offline) + ", back online " + or_dash(r.online) +
         "; in force: " +
         (r.active.empty() ? std::string("none") : r.active + " (took " + or_dash(r.taken) + ")");
-    return line + " in " + seconds(r.duration_us);
+    return line + " in " + seconds_text(r.duration_us);
 }
 
 void render_batch_failures(std::ostream& err, const BatchReply& reply) {

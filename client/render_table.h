@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -27,6 +28,8 @@ void render_partitions(std::ostream& out, const std::vector<PartitionChange>& ch
 // "affinity: task 812 (sleep) CPU 5: restored: CPU 0-15 -> 5", one line per entry.
 void render_affinity(std::ostream& out, const std::vector<AffinityEntry>& entries);
 
+// A duration in seconds with milliseconds: "1.234 s".
+std::string seconds_text(std::uint64_t us);
 // The per-CPU table alone (nothing when there are no CPUs).
 void render_cpu_rows(std::ostream& out, const std::vector<CpuResult>& cpus);
 // PROFILE OFFLINE SMT MIN/NODE ACTIVE; "no profiles" when the config has none.

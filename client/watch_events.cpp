@@ -29,13 +29,6 @@ std::string summary_text(const Status& s) {
            batch_status_line(s.batch);
 }
 
-std::string seconds_text(std::uint64_t us) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%llu.%03llu s", static_cast<unsigned long long>(us / 1000000),
-                  static_cast<unsigned long long>((us % 1000000) / 1000));
-    return buf;
-}
-
 std::string text_of(const WatchEvent& e) {
     using K = WatchEvent::Kind;
     const Status& s = e.status;
