@@ -48,7 +48,7 @@ bool may_hold_cpusets(int dir) {
     return false;
 }
 
-// The subdirectories of the open directory `fd` (which this closes); symlinks left out.
+// The subdirectories of the open directory `fd`; symlinks left out.
 std::vector<std::string> subdirectories(int fd) {
     std::vector<std::string> out;
     for (auto& entry : list_directory(::dup(fd))) {
@@ -62,7 +62,6 @@ std::vector<std::string> subdirectories(int fd) {
             out.push_back(std::move(entry.name));
         }
     }
-    ::close(fd);
     return out;
 }
 
@@ -85,8 +84,8 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
     if (cgroup_root.empty()) {
         return out;
     }
-    const int root = ::open(cgroup_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (root < 0) {
+    const OwnedFd root(::open(cgroup_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (root.get() < 0) {
         return out;
     }
     // Depth first, from the root, each directory opened once and its files read relative
@@ -100,30 +99,28 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
     while (!pending.empty()) {
         const std::string rel = std::move(pending.back());
         pending.pop_back();
-        const int dir = ::openat(root, rel.empty() ? "." : rel.c_str(),
-                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dir < 0) {
+        const OwnedFd dir(::openat(root.get(), rel.empty() ? "." : rel.c_str(),
+                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (dir.get() < 0) {
             continue;  // removed meanwhile
         }
         const auto kind =
-            rel.empty() ? std::nullopt : read_attribute_at(dir, "cpuset.cpus.partition");
+            rel.empty() ? std::nullopt : read_attribute_at(dir.get(), "cpuset.cpus.partition");
         // A member, an invalid partition ("root invalid (...)"), or no cpuset.
         if (kind && (*kind == "root" || *kind == "isolated")) {
-            const auto cpus = cpulist_at(dir, "cpuset.cpus");
+            const auto cpus = cpulist_at(dir.get(), "cpuset.cpus");
             const std::string path = "/" + rel;
             if (cpus && plain_path(path)) {
                 out.push_back({path, *kind, *cpus});
             }
         }
-        if (!may_hold_cpusets(dir)) {
-            ::close(dir);
+        if (!may_hold_cpusets(dir.get())) {
             continue;
         }
-        for (auto& name : subdirectories(dir)) {
+        for (auto& name : subdirectories(dir.get())) {
             pending.push_back(rel.empty() ? std::move(name) : rel + "/" + name);
         }
     }
-    ::close(root);
     std::sort(out.begin(), out.end(), [](const Partition& a, const Partition& b) {
         return std::make_pair(depth(a.path), a.path) < std::make_pair(depth(b.path), b.path);
     });
