@@ -113,6 +113,11 @@ std::optional<std::string> read_attribute_at(int dir, const char* name) {
             break;
         }
         out.append(buf, static_cast<std::size_t>(n));
+        // A short read is the end: sysfs, procfs (seq_file) and regular files fill the
+        // buffer while they have more, so this saves the read that would return 0.
+        if (static_cast<std::size_t>(n) < sizeof buf) {
+            break;
+        }
     }
     if (!out.empty() && out.back() == '\n') {
         out.pop_back();
