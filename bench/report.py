@@ -124,6 +124,9 @@ class Report:
         self.daemon = read_csv(os.path.join(d, "daemon.csv"))
         # The daemon's own phases of each cpuctl sample (cpuctl --json "phases", microseconds).
         self.daemonphases = read_csv(os.path.join(d, "daemonphases.csv"))
+        # cpuctl calls that change nothing (exec: cpuctl --version; noop: an online CPU
+        # brought online), milliseconds, and the daemon's queued_us of the noop.
+        self.client = read_csv(os.path.join(d, "client.csv"))
         # Traced cells with a negative nanosecond sum come from runs whose guest script
         # printed them with busybox awk's %d, which wraps above 2^31 ns (2.1 s): drop them.
         bad = {cell(r) for r in self.phases if num(r["incl_ns"]) < 0 or num(r["excl_ns"]) < 0}
@@ -481,6 +484,39 @@ class Report:
                    f"{'-' if wall is None else f'{wall:.0f} ms'} | " +
                    " | ".join(f"{seg.get(p, 0):.2f}" for p in order) +
                    f" | {'-' if rest is None else f'{rest:.1f}'} |")
+        self.w()
+        self.client_cost()
+
+    def client_cost(self):
+        """What a cpuctl call costs without a batch, per guest and configuration: the part
+        of `rest` that is the client process and the call itself."""
+        if not self.client:
+            return
+        calls = defaultdict(lambda: defaultdict(list))
+        for r in self.client:
+            key = (r["kernel"], r["vcpus"], r["config"])
+            calls[key][r["what"]].append(num(r["ms"]))
+            if r["what"] == "noop" and r.get("queued_us"):
+                calls[key]["queued"].append(num(r["queued_us"]) / 1000)
+        self.w("### What a cpuctl call costs without a batch")
+        self.w()
+        self.w("Timed in the guest like a sample (10 ms clock steps), medians with the range: "
+               "`exec` is `cpuctl --version` (the process, its shared libraries and the "
+               "argument parser); `noop` is `cpuctl --json online CPU` for a CPU already "
+               "online (that, the bus round trip, the daemon's authorization and admission, "
+               "no batch and no coalescing window); `queued` is the noop's `queued_us`, the "
+               "daemon's part of it from receipt to answer. A batch through cpuctl pays "
+               "about `noop` plus the coalescing window on top of the daemon's phases.")
+        self.w()
+        self.w("| guest | config | exec ms | noop ms | noop queued ms |")
+        self.w("|---|---|---|---|---|")
+        for key in sorted(calls, key=lambda k: (k[0], vcpus_key(k[1]), config_size(k[2]))):
+            c = calls[key]
+
+            def span(xs):
+                return "-" if not xs else f"{med(xs):.1f} ({min(xs):g}-{max(xs):g})"
+            self.w(f"| {key[0][:12]} {key[1]} | {config_text(key[2])} | {span(c['exec'])} | "
+                   f"{span(c['noop'])} | {span(c['queued'])} |")
         self.w()
 
     # Rebuild cost models: name, formula, features of (N, G). The first follows the kernel's

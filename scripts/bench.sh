@@ -32,7 +32,8 @@
 #
 # Guests run one at a time: run-guest.sh holds ${CPUHPD_CACHE:-/var/cache/cpuhpd}/qemu.lock.
 # Output: samples.csv, phases.csv, phasewall.csv, rebuilds.csv, states.csv, info.csv, daemon.csv,
-# daemonphases.csv (where cpuctl's batches went in the daemon),
+# daemonphases.csv (where cpuctl's batches went in the daemon), client.csv (cpuctl calls that
+# change nothing: what the client and the call cost without a batch),
 # meta.txt, raw/ (console logs), report.md and *.png. Exit status 1 if a guest failed
 # (hung, a method erred or left the wrong CPUs online) or nothing was measured.
 set -euo pipefail
@@ -114,6 +115,7 @@ main() {
     csv_header "$rebuilds" "kernel,vcpus,config,online_cpus,cgroups,ns"
     csv_header "$infos" "kernel,vcpus,key,value"
     csv_header "$out/daemonphases.csv" "kernel,vcpus,config,workload,method,action,rep,phase,us"
+    csv_header "$out/client.csv" "kernel,vcpus,config,what,rep,ms,queued_us"
     [ "$append_run" = 1 ] || : >"$out/meta.txt"
     {
         echo "---- run"
@@ -218,7 +220,7 @@ collect_guest() {
     local label=$1 n=$2 con=$3 kind file
     [ -r "$con" ] || return 0
     for kind in SAMPLE:samples PHASE:phases PHASEWALL:phasewall REBUILD:rebuilds STATE:states INFO:info \
-        DAEMONPHASE:daemonphases; do
+        DAEMONPHASE:daemonphases CLIENT:client; do
         file="$out/${kind#*:}.csv"
         grep -a "^BENCH-${kind%%:*}," "$con" | sed "s/^BENCH-${kind%%:*},/$label,$n,/" >>"$file" || true
     done

@@ -27,6 +27,11 @@
 #   BENCH-REBUILD,config,online_cpus,cgroups,ns
 #   BENCH-DAEMONPHASE,config,workload,method,action,rep,phase,us
 #       cpuctl methods: where the daemon's batch went (cpuctl --json "phases"), one line each
+#   BENCH-CLIENT,config,what,rep,ms,queued_us
+#       cpuctl methods: what a cpuctl call costs without a batch, timed like a sample:
+#       exec (cpuctl --version: the process, its libraries, the argument parser) and noop
+#       (cpuctl --json online CPU for an online CPU: that, the bus, the daemon's
+#       authorization and admission; queued_us is the daemon's part from receipt to answer)
 # A sample with a wrong state is an error, not a sample: the CPUs are restored and the
 # run goes on; the scenario fails at the end if any run erred.
 . /cpuhpd-tests/lib.sh
@@ -194,6 +199,26 @@ sample() {
     esac
 }
 
+# ---------------------------------------------------------------- client cost
+# client_pass CONFIG: REPS timed cpuctl calls that change nothing (BENCH-CLIENT above).
+client_pass() {
+    local cfg=$1 rep=1 t0 cpu
+    case " $METHODS " in *" cpuctl-"*) have_binaries || return 0 ;; *) return 0 ;; esac
+    cpu=$(first $ALLAPS)
+    [ -n "$cpu" ] || return 0
+    while [ $rep -le $REPS ]; do
+        tick; t0=$T
+        cpuctl --version >/dev/null 2>&1
+        tick
+        echo "BENCH-CLIENT,$cfg,exec,$rep,$((T - t0)),"
+        tick; t0=$T
+        cpuctl --timeout $CPUCTL_TIMEOUT --json online $cpu >/tmp/bench.out 2>&1
+        tick
+        echo "BENCH-CLIENT,$cfg,noop,$rep,$((T - t0)),$(sed -n 's/.*"queued_us":\([0-9]*\).*/\1/p' /tmp/bench.out)"
+        rep=$((rep + 1))
+    done
+}
+
 # ---------------------------------------------------------------- trace pass
 # phase CONFIG WORKLOAD METHOD ACTION: the batch with cpuhp_enter/exit (and the rebuild
 # kretprobes) traced; prints per-state sums (ns) and the traced batch's wall time.
@@ -351,6 +376,7 @@ for cfg in $(echo $CONFIGS | tr ',' ' '); do
         echo "=== $cfg rep $rep done (uptime $(cut -d' ' -f1 /proc/uptime))"
         rep=$((rep + 1))
     done
+    client_pass $cfg
     if [ $PHASE = 1 ] && [ $HAS_CPUHP_EVENTS = 1 ]; then
         for wl in all smt; do
             case ",$WORKLOADS," in *",$wl,"*) ;; *) continue ;; esac
