@@ -77,6 +77,18 @@ def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def span(xs, fmt=None):
+    """The median and the range of samples, '-' without any."""
+    fmt = fmt or fmt_ms
+    if not xs:
+        return "-"
+    return f"{fmt(med(xs))} [{fmt(min(xs))}-{fmt(max(xs))}]"
+
+
+def plain_ms(v):
+    return f"{v:.1f}"
+
+
 def num(v):
     try:
         return float(v)
@@ -269,11 +281,6 @@ class Report:
                         on = self.ms((k, v, c, wl, m, "online"))
                         err = self.errors.get((k, v, c, wl, m, "offline"), 0) + self.errors.get(
                             (k, v, c, wl, m, "online"), 0)
-
-                        def span(xs):
-                            if not xs:
-                                return "-"
-                            return f"{fmt_ms(med(xs))} [{fmt_ms(min(xs))}-{fmt_ms(max(xs))}]"
 
                         def ratio(xs, base):
                             return f"{med(xs) / base:.2f}" if xs and base == base and base else "-"
@@ -512,11 +519,9 @@ class Report:
         self.w("|---|---|---|---|---|")
         for key in sorted(calls, key=lambda k: (k[0], vcpus_key(k[1]), config_size(k[2]))):
             c = calls[key]
-
-            def span(xs):
-                return "-" if not xs else f"{med(xs):.1f} ({min(xs):g}-{max(xs):g})"
-            self.w(f"| {key[0][:12]} {key[1]} | {config_text(key[2])} | {span(c['exec'])} | "
-                   f"{span(c['noop'])} | {span(c['queued'])} |")
+            self.w(f"| {key[0][:12]} {key[1]} | {config_text(key[2])} | "
+                   f"{span(c['exec'], plain_ms)} | {span(c['noop'], plain_ms)} | "
+                   f"{span(c['queued'], plain_ms)} |")
         self.w()
 
     # Rebuild cost models: name, formula, features of (N, G). The first follows the kernel's

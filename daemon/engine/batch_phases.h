@@ -78,6 +78,8 @@ struct BatchState {
     // roll_back_atomic
     CpuSet rolled_back;                       // restored to their state before the batch
     std::map<unsigned, int> rollback_errors;  // cpu -> errno of the restoring write
+    // Whether roll_back_atomic wrote at all (every restore it tried is in one of the two).
+    bool rollback_wrote() const { return !rolled_back.empty() || !rollback_errors.empty(); }
 
     // runner, after the window closed
     MachineState final_state;  // `before` when the plan changed nothing

@@ -263,10 +263,10 @@ BatchOutput BatchRunner::run(std::uint64_t batch_id, const std::vector<Request>&
     // after it: the window's close and the journal's end change no CPU.
     if (!writes) {
         state.final_state = state.before;
-    } else if (state.rolled_back.empty() && state.rollback_errors.empty()) {
-        state.final_state = state.after;
-    } else {
+    } else if (state.rollback_wrote()) {
         state.final_state = reread();
+    } else {
+        state.final_state = state.after;
     }
     if (writes && !cgroup_root_.empty() && !ledger_.empty()) {
         // CPUs back online (this batch's, or an offline batch's rollback): one write per

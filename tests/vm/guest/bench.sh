@@ -172,7 +172,7 @@ info methods "$(echo $METHODS | tr ' ' ';')"
 ERRORS=0
 # sample CONFIG WORKLOAD METHOD ACTION REP: one timed, counted, checked batch.
 sample() {
-    local cfg=$1 wl=$2 m=$3 act=$4 rep=$5 cpus list order want b d t0 st got
+    local cfg=$1 wl=$2 m=$3 act=$4 rep=$5 cpus list order want b d t0 st got queued
     wl_load $wl $act
     b=$(snap)
     tick; t0=$T
@@ -195,9 +195,13 @@ sample() {
             sed -n 's/.*"phases":{\([^}]*\)}.*/\1/p' /tmp/bench.out | tr ',' '\n' |
                 sed -n "s/^\"\([a-z]*\)\":\([0-9]*\)\$/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,\1,\2/p"
             # Before the batch (receipt to batch start: admission, queue, coalescing window).
-            sed -n "s/.*\"queued_us\":\([0-9]*\).*/BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,queued,\1/p" /tmp/bench.out ;;
+            queued=$(queued_us_of /tmp/bench.out)
+            [ -z "$queued" ] || echo "BENCH-DAEMONPHASE,$cfg,$wl,$m,$act,$rep,queued,$queued" ;;
     esac
 }
+
+# queued_us_of FILE: the daemon's receipt-to-answer time in a cpuctl --json result.
+queued_us_of() { sed -n 's/.*"queued_us":\([0-9]*\).*/\1/p' "$1"; }
 
 # ---------------------------------------------------------------- client cost
 # client_pass CONFIG: REPS timed cpuctl calls that change nothing (BENCH-CLIENT above).
@@ -214,7 +218,7 @@ client_pass() {
         tick; t0=$T
         cpuctl --timeout $CPUCTL_TIMEOUT --json online $cpu >/tmp/bench.out 2>&1
         tick
-        echo "BENCH-CLIENT,$cfg,noop,$rep,$((T - t0)),$(sed -n 's/.*"queued_us":\([0-9]*\).*/\1/p' /tmp/bench.out)"
+        echo "BENCH-CLIENT,$cfg,noop,$rep,$((T - t0)),$(queued_us_of /tmp/bench.out)"
         rep=$((rep + 1))
     done
 }
