@@ -27,15 +27,23 @@ export CPUHPD_CACHE=${CPUHPD_CACHE:-/var/cache/cpuhpd}
 mkdir -p "$build"
 
 if [ $# -eq 0 ] && [ "${CPUHPD_PREBUILD_KERNELS:-1}" = 1 ]; then
-    # Its own process group, so that the whole build (make and its compilers) ends with
-    # this script, also when a test fails or the run is interrupted.
-    setsid nice -n 19 bash -c '
+    # In this script's process group and session: a kill of the group reaches it, and
+    # nice works against the other jobs (a session of its own is an autogroup of its
+    # own, which the scheduler shares fairly with this one whatever the nice value).
+    nice -n 19 bash -c '
         for args in "--base 6.1" "--base 6.12" "--base 6.12 --lockdep"; do
             echo "== kernel/build.sh $args: start $(date +%T)"
             "$0/kernel/build.sh" $args || echo "== kernel/build.sh $args: FAILED (the test builds it again)"
         done' "$here" >"$build/kernel-prebuild.log" 2>&1 &
     prebuild_pid=$!
-    trap 'kill -- -$prebuild_pid 2>/dev/null || true' EXIT
+    process_tree() { # PID: it and its descendants, parents first
+        local child
+        echo "$1"
+        for child in $(ps -o pid= --ppid "$1"); do process_tree "$child"; done
+    }
+    # It ends with this script (a failed test, an interrupt): the loop first, so that it
+    # starts no other build, then what runs under it (make passes TERM on to its jobs).
+    trap 'kill $(process_tree $prebuild_pid) 2>/dev/null || true' EXIT
     trap 'exit 130' INT TERM
 fi
 
