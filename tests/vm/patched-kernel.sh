@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints the path of the companion-patched test kernel (kernel/build.sh), building it
-# first if it is not in the cache yet (11-13 min on 2 cores; cached by the hash of the
-# patches, fragments and build.sh in ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/).
+# first if it is not in the cache yet (9-10 min on 2 idle cores, longer beside other
+# work; cached by the hash of the patches, fragments and build.sh in
+# ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/).
 #
 #   tests/vm/patched-kernel.sh [--base 6.1|6.12] [--lockdep]
 #

@@ -52,5 +52,72 @@ for p in $PIDS; do kill -0 $p 2>/dev/null || { cleanup; fail "deadline task $p d
 echo "  ok: the batch {$FIT} went through; the $TASKS deadline tasks live on"
 kwrite $SYS/online "$FIT"; [ "$KW" = ok ] || { cleanup; fail "online $FIT: $KW"; }
 cleanup
+assert_all_online "after the first case"
+
+# Second case: a root domain whose DEADLINE accounting a rebuild cleared. A cgroup v2
+# cpuset partition on the last package (a root domain of its own) holds PART_TASKS (3)
+# deadline tasks of 6.5/10 ms (1.95 CPUs). cpu1 (outside it) goes offline and online
+# again one write at a time: each rebuild keeps the partition's root domain, clears its
+# DEADLINE bandwidth and adds its tasks back (on 6.12.117, not its fair servers). Then a
+# batch that leaves the partition 2 CPUs (2 x 0.95 = 1.9 < 1.95 + 2 fair servers of 0.05)
+# must be refused with EBUSY, having deactivated no CPU (kprobe hits on
+# sched_cpu_deactivate_early: the check is made for the whole batch first), and one that
+# leaves 3 (2.85) goes through.
+CG=/sys/fs/cgroup
+[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
+grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "second case: no cpuset controller in cgroup v2"
+[ $(count $(packages)) -ge 2 ] || skip "second case: needs 2 packages"
+[ -n "$(minus "$(cpus_of_pkg $(first $(packages)))" 0)" ] || skip "second case: needs a hotpluggable CPU outside the last package"
+PB=$(cpus_of_pkg $(last $(packages)))
+[ $(count $PB) -ge 8 ] || skip "second case: needs 8 CPUs in the last package"
+OUT=$(first $(minus "$(cpus_of_pkg $(first $(packages)))" 0))
+part_cleanup() {
+    cleanup
+    [ -d $CG/p ] && { echo member >$CG/p/cpuset.cpus.partition 2>/dev/null; rmdir $CG/p 2>/dev/null; }
+    echo -cpuset >$CG/cgroup.subtree_control 2>/dev/null
+}
+part_fail() { part_cleanup; fail "$@"; }
+echo +cpuset >$CG/cgroup.subtree_control || part_fail "cannot enable +cpuset"
+mkdir -p $CG/p
+echo "$(compress $PB)" >$CG/p/cpuset.cpus || part_fail "cpuset.cpus=$(compress $PB) refused"
+echo root >$CG/p/cpuset.cpus.partition || part_fail "cpuset.cpus.partition=root refused"
+assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition on {$(compress $PB)}"
+i=0
+while [ $i -lt ${PART_TASKS:-3} ]; do
+    sh -c "echo \$\$ >$CG/p/cgroup.procs && exec $CHRT -d -T 6500000 -D 10000000 -P 10000000 0 sleep 1000" 2>>/tmp/chrt.err &
+    PIDS="$PIDS $!"
+    i=$((i + 1))
+done
+usleep 300000
+for p in $PIDS; do
+    pol=$(awk '/^policy/ { print $3 }' /proc/$p/sched 2>/dev/null)
+    [ "$pol" = 6 ] || { sed 's/^/  | /' /tmp/chrt.err; part_fail "task $p in the partition has policy '$pol', not SCHED_DEADLINE (6)"; }
+    grep -qx "0::/p" /proc/$p/cgroup || part_fail "task $p is not in the partition: $(cat /proc/$p/cgroup)"
+done
+echo "  ok: ${PART_TASKS:-3} SCHED_DEADLINE tasks of 0.65 in the partition"
+for v in 0 1; do
+    kwrite $SYS/cpu$OUT/online $v; [ "$KW" = ok ] || part_fail "cpu$OUT/online = $v: $KW"
+done
+assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition after cpu$OUT went offline and online"
+probe=0
+kprobes_setup sched_cpu_deactivate_early && probe=1 || note "no kprobe on sched_cpu_deactivate_early: deactivations NOT counted"
+TOO=$(compress $(last_n $(( $(count $PB) - 2 )) $PB))
+before=$(rd $SYS/online)
+[ $probe = 1 ] && h0=$(kprobe_hits sched_cpu_deactivate_early)
+kwrite $SYS/offline "$TOO"
+[ "$KW" = EBUSY ] || part_fail "offline $TOO, leaving the partition 2 CPUs for 1.95 CPUs of deadline tasks: $KW, expected EBUSY"
+assert_eq "$(rd $SYS/online)" "$before" "online after the refused batch {$TOO}"
+if [ $probe = 1 ]; then
+    h1=$(kprobe_hits sched_cpu_deactivate_early)
+    [ "$h1" = "$h0" ] || part_fail "the refused batch {$TOO} deactivated $((h1 - h0)) CPUs before it was refused"
+    echo "  ok: the refused batch deactivated no CPU (sched_cpu_deactivate_early hits: $h0 -> $h1)"
+fi
+FIT=$(compress $(last_n $(( $(count $PB) - 3 )) $PB))
+kwrite $SYS/offline "$FIT"
+[ "$KW" = ok ] || part_fail "offline $FIT, leaving the partition 3 CPUs for 1.95 CPUs of deadline tasks: $KW, expected ok"
+for p in $PIDS; do kill -0 $p 2>/dev/null || part_fail "deadline task $p died in the batch"; done
+echo "  ok: the batch {$FIT} went through; the deadline tasks live on"
+kwrite $SYS/online "$FIT"; [ "$KW" = ok ] || part_fail "online $FIT: $KW"
+part_cleanup
 assert_all_online "end"
 exit 0
