@@ -9,9 +9,10 @@
 # Once X is inactive (sched_setaffinity() to {X} refused), H wakes on X and preempts L.
 # The switch to H pushes L to a CPU running something of lower priority before H runs
 # (a balance callback of the switch), so the CPU of L that H reads first must not be X.
-# Fails on v3 before balance_push moved to each CPU's own teardown: with balance_push
-# set on every CPU of the batch from its start, queue_balance_callback() dropped the
-# push, and L stayed queued on X behind H.
+# Red on v3 before balance_push moved to each CPU's own teardown (with balance_push set on
+# every CPU of the batch from its start, queue_balance_callback() drops the push). NOT
+# green after it yet (6.12: one pass, one fail; 6.1: fail), so it is in no suite; run it
+# by name (--scenarios bulk-rtpush). Open in issue 28.
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 command -v rt-push >/dev/null || skip "rt-push (tests/vm/tools/rt-push.c) is not in the initramfs"

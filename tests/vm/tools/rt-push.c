@@ -4,11 +4,12 @@
 //
 //   rt-push CPU HOGCPU READYFILE
 //
-// Thread L (SCHED_FIFO 10) starts on CPU, then may run on every CPU, and spins. Thread H
-// (SCHED_FIFO 20) is pinned to CPU and sleeps. Thread G (SCHED_FIFO 30) spins on HOGCPU
-// (it may run there and on the main thread's CPU), so that the hotplug thread of HOGCPU
-// waits for the CPU time that RT throttling or the fair server leave it (50 ms after
-// 950 ms). Then READYFILE is created, and the caller starts a batch of HOGCPU (first)
+// Thread L (SCHED_FIFO 10) starts on CPU, then may run on every CPU but the main
+// thread's, and spins. Thread H (SCHED_FIFO 20) is pinned to CPU and sleeps. Thread G
+// (SCHED_FIFO 30) spins on HOGCPU (it may also run on the highest other CPU), so that
+// the hotplug thread of HOGCPU waits until G stops (with RT throttling off, as the
+// caller sets it) or for what the fair server leaves it (6.12: 50 ms after 950 ms).
+// Then READYFILE is created, and the caller starts a batch of HOGCPU (first)
 // and CPU: the batch deactivates both, and its teardown of HOGCPU then waits for its
 // hotplug thread, so no CPU runs stop_machine() for a while, and no CPU pulls RT tasks
 // after it. The main thread (on the lowest CPU that is neither) waits until CPU is
@@ -40,7 +41,8 @@ static const long long kHighSpinNs = 500000000LL;
 static const long long kInactiveTimeoutNs = 60000000000LL;
 
 static int target, hog_cpu, home = -1;
-static cpu_set_t everywhere;
+static cpu_set_t everywhere, everywhere_but_home;
+static int hog_spare = -1;
 static int wake_pipe[2];
 static int probe_pipe[2];
 static atomic_int low_cpu = -1;          // the CPU L last ran on
@@ -117,8 +119,9 @@ static void *low_main(void *arg)
 	set_fifo(kLowPrio);
 	while (sched_getcpu() != target)
 		sched_yield();
-	// Running on the target CPU: widening the mask does not move L.
-	if (sched_setaffinity(0, sizeof(everywhere), &everywhere))
+	// Running on the target CPU: widening the mask does not move L. Not on the main
+	// thread's CPU: with RT throttling off, L spinning there would starve it.
+	if (sched_setaffinity(0, sizeof(everywhere_but_home), &everywhere_but_home))
 		die("sched_setaffinity (everywhere)");
 	atomic_store(&low_ready, 1);
 	while (!atomic_load(&stop))
@@ -136,10 +139,11 @@ static void *hog_main(void *arg)
 	while (sched_getcpu() != hog_cpu)
 		sched_yield();
 	// Not pinned to the hog CPU alone: if the hotplug thread gets there before G
-	// stops, G moves to the main thread's CPU without having its affinity broken.
+	// stops (6.12's fair server), G moves to a spare CPU (neither the target nor the
+	// main thread's) without having its affinity broken.
 	CPU_ZERO(&two);
 	CPU_SET(hog_cpu, &two);
-	CPU_SET(home, &two);
+	CPU_SET(hog_spare, &two);
 	if (sched_setaffinity(0, sizeof(two), &two))
 		die("sched_setaffinity (hog)");
 	atomic_store(&hog_ready, 1);
@@ -231,15 +235,22 @@ int main(int argc, char **argv)
 	hog_cpu = atoi(argv[2]);
 	if (sched_getaffinity(0, sizeof(everywhere), &everywhere))
 		die("sched_getaffinity");
-	for (cpu = 0; cpu < CPU_SETSIZE && home < 0; cpu++)
-		if (cpu != target && cpu != hog_cpu && CPU_ISSET(cpu, &everywhere))
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (cpu == target || cpu == hog_cpu || !CPU_ISSET(cpu, &everywhere))
+			continue;
+		if (home < 0)
 			home = cpu;
-	if (home < 0 || target == hog_cpu || !CPU_ISSET(target, &everywhere) ||
+		else
+			hog_spare = cpu;
+	}
+	if (hog_spare < 0 || target == hog_cpu || !CPU_ISSET(target, &everywhere) ||
 	    !CPU_ISSET(hog_cpu, &everywhere)) {
-		fprintf(stderr, "rt-push: cpu%d, cpu%d and a third CPU must be allowed\n", target,
-			hog_cpu);
+		fprintf(stderr, "rt-push: cpu%d, cpu%d and two more CPUs must be allowed\n",
+			target, hog_cpu);
 		return 2;
 	}
+	everywhere_but_home = everywhere;
+	CPU_CLR(home, &everywhere_but_home);
 	pin_self(home);
 	if (pipe(wake_pipe) || pipe(probe_pipe))
 		die("pipe");
