@@ -19,6 +19,17 @@ TASKS=${DL_TASKS:-8}
 rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 rt_period=$(cat /proc/sys/kernel/sched_rt_period_us)
 note "$TASKS deadline tasks of 8/10 ms = $((TASKS * 8 / 10)).$((TASKS * 8 % 10)) CPUs; rt runtime/period $rt_runtime/$rt_period"
+# policy_of PID: the task's scheduling policy (6: SCHED_DEADLINE), waiting up to 20 s for
+# chrt to have set it (a fixed wait was too short on the lockdep kernel); "" if it exited.
+policy_of() {
+    local pol i=0
+    while [ $i -lt 200 ]; do
+        pol=$(awk '/^policy/ { print $3 }' /proc/$1/sched 2>/dev/null)
+        [ "$pol" = 6 ] || [ -z "$pol" ] && break
+        usleep 100000; i=$((i + 1))
+    done
+    echo "$pol"
+}
 PIDS=""
 cleanup() { [ -n "$PIDS" ] && kill $PIDS 2>/dev/null; for p in $PIDS; do wait $p 2>/dev/null; done; PIDS=""; }
 i=0
@@ -27,10 +38,9 @@ while [ $i -lt $TASKS ]; do
     PIDS="$PIDS $!"
     i=$((i + 1))
 done
-usleep 300000
 for p in $PIDS; do
+    pol=$(policy_of $p)
     kill -0 $p 2>/dev/null || { sed 's/^/  | /' /tmp/chrt.err; cleanup; fail "deadline task $p did not start"; }
-    pol=$(awk '/^policy/ { print $3 }' /proc/$p/sched 2>/dev/null)
     [ "$pol" = 6 ] || { cleanup; fail "task $p has policy '$pol', not SCHED_DEADLINE (6)"; }
 done
 echo "  ok: $TASKS SCHED_DEADLINE tasks admitted on $N CPUs"
@@ -88,9 +98,8 @@ while [ $i -lt ${PART_TASKS:-3} ]; do
     PIDS="$PIDS $!"
     i=$((i + 1))
 done
-usleep 300000
 for p in $PIDS; do
-    pol=$(awk '/^policy/ { print $3 }' /proc/$p/sched 2>/dev/null)
+    pol=$(policy_of $p)
     [ "$pol" = 6 ] || { sed 's/^/  | /' /tmp/chrt.err; part_fail "task $p in the partition has policy '$pol', not SCHED_DEADLINE (6)"; }
     grep -qx "0::/p" /proc/$p/cgroup || part_fail "task $p is not in the partition: $(cat /proc/$p/cgroup)"
 done
