@@ -29,7 +29,7 @@ if [ -z "$build" ]; then
   done
 fi
 
-mapfile -t files < <(git ls-files '*.cpp' '*.h')
+mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.c')
 if [ ${#files[@]} -gt 0 ]; then
   clang-format --dry-run --Werror "${files[@]}"
 fi

@@ -56,7 +56,10 @@ mkdir -p "$src"
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     tar --null -T - -cf -) | tar -xf - -C "$src"
 
-export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} $([ $check -eq 1 ] || echo nocheck)"
+# No empty word in the list (dpkg warns "invalid flag in DEB_BUILD_OPTIONS").
+options=${DEB_BUILD_OPTIONS:-}
+[ $check -eq 1 ] || options="${options:+$options }nocheck"
+export DEB_BUILD_OPTIONS="$options"
 export DEB_BUILD_PROFILES="$([ $check -eq 1 ] || echo nocheck)"
 (cd "$src" && nice dpkg-buildpackage -us -uc -b)
 

@@ -38,8 +38,7 @@ fi
 
 part_cleanup() {
     [ -n "$TASK" ] && kill $TASK 2>/dev/null; TASK=""
-    [ -d $CG/p ] && { echo member >$CG/p/cpuset.cpus.partition 2>/dev/null; sleep 0.2; rmdir $CG/p 2>/dev/null; }
-    echo -cpuset >$CG/cgroup.subtree_control 2>/dev/null
+    partition_remove p
 }
 cpuset_fail() { part_cleanup; fail "$@"; }
 
@@ -59,10 +58,7 @@ run_case() { # populated(1|0)
     local pop=$1 label part eff aff d c
     label=$([ $pop = 1 ] && echo "with a task" || echo "empty")
     echo "-- partition on {$BL}, $label"
-    echo +cpuset >$CG/cgroup.subtree_control || cpuset_fail "cannot enable +cpuset"
-    mkdir -p $CG/p
-    echo "$BL" >$CG/p/cpuset.cpus || cpuset_fail "cpuset.cpus=$BL refused"
-    echo root >$CG/p/cpuset.cpus.partition || cpuset_fail "cpuset.cpus.partition=root refused"
+    partition_make p "$BL" || cpuset_fail "$PARTITION_ERR"
     TASK=""
     if [ $pop = 1 ]; then
         sleep 100000 & TASK=$!

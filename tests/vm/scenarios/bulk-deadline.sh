@@ -81,16 +81,9 @@ grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "second case: no cpus
 PB=$(cpus_of_pkg $(last $(packages)))
 [ $(count $PB) -ge 8 ] || skip "second case: needs 8 CPUs in the last package"
 OUT=$(first $(minus "$(cpus_of_pkg $(first $(packages)))" 0))
-part_cleanup() {
-    cleanup
-    [ -d $CG/p ] && { echo member >$CG/p/cpuset.cpus.partition 2>/dev/null; rmdir $CG/p 2>/dev/null; }
-    echo -cpuset >$CG/cgroup.subtree_control 2>/dev/null
-}
+part_cleanup() { cleanup; partition_remove p; }
 part_fail() { part_cleanup; fail "$@"; }
-echo +cpuset >$CG/cgroup.subtree_control || part_fail "cannot enable +cpuset"
-mkdir -p $CG/p
-echo "$(compress $PB)" >$CG/p/cpuset.cpus || part_fail "cpuset.cpus=$(compress $PB) refused"
-echo root >$CG/p/cpuset.cpus.partition || part_fail "cpuset.cpus.partition=root refused"
+partition_make p "$(compress $PB)" || part_fail "$PARTITION_ERR"
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition on {$(compress $PB)}"
 i=0
 while [ $i -lt ${PART_TASKS:-3} ]; do

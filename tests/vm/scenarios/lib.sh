@@ -397,6 +397,28 @@ cpuset_pair() {
     grep -qw cpuset $cg/cgroup.subtree_control || echo +cpuset >$cg/cgroup.subtree_control || return 1
     mkdir -p $cg/$1 $cg/$3 && echo "$2" >$cg/$1/cpuset.cpus && echo "$4" >$cg/$3/cpuset.cpus
 }
+# partition_make NAME CPUS: a cgroup v2 cpuset partition (its own root domain) at
+# /sys/fs/cgroup/NAME on CPUS. Non-zero, with PARTITION_ERR saying which step was
+# refused, on failure; partition_remove undoes it either way.
+partition_make() {
+    local cg=/sys/fs/cgroup
+    PARTITION_ERR=""
+    echo +cpuset >$cg/cgroup.subtree_control || { PARTITION_ERR="cannot enable +cpuset"; return 1; }
+    mkdir -p $cg/$1
+    echo "$2" >$cg/$1/cpuset.cpus || { PARTITION_ERR="cpuset.cpus=$2 refused"; return 1; }
+    echo root >$cg/$1/cpuset.cpus.partition || { PARTITION_ERR="cpuset.cpus.partition=root refused"; return 1; }
+}
+# partition_remove NAME: back to a member, then removed once its last task (killed by
+# the caller) has left (up to 5 s: rmdir fails while cgroup.procs names a task).
+partition_remove() {
+    local cg=/sys/fs/cgroup i=0
+    if [ -d $cg/$1 ]; then
+        echo member >$cg/$1/cpuset.cpus.partition 2>/dev/null
+        while [ -s $cg/$1/cgroup.procs ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+        rmdir $cg/$1 2>/dev/null || note "partition_remove: rmdir $cg/$1 failed: $(tr '\n' ' ' <$cg/$1/cgroup.procs)"
+    fi
+    echo -cpuset >$cg/cgroup.subtree_control 2>/dev/null
+}
 # hotplug_state_num NAME: the number of hotplug state NAME (e.g. sched:active) in
 # cpu/hotplug/states, for cpuN/hotplug/fail; empty if the kernel has no such state.
 hotplug_state_num() { sed -n "s/^ *\([0-9]*\): $1\$/\1/p" $SYS/hotplug/states 2>/dev/null | head -n1; }

@@ -15,13 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "monotonic.h"
 
 static int cmp(const void *a, const void *b)
 {

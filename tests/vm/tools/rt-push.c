@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotonic.h"
+
 enum { kLowPrio = 10, kHighPrio = 20, kHogPrio = 30 };
 static const long long kHighSpinNs = 500000000LL;
 static const long long kInactiveTimeoutNs = 60000000000LL;
@@ -45,23 +47,15 @@ static cpu_set_t everywhere, everywhere_but_home;
 static int hog_spare = -1;
 static int wake_pipe[2];
 static int probe_pipe[2];
-static atomic_int low_cpu = -1;          // the CPU L last ran on
-static atomic_int low_ready;             // L spins on the target CPU, everywhere allowed
-static atomic_int hog_ready;             // G spins on the hog CPU
-static atomic_int stop;                  // L ends
+static atomic_int low_cpu = -1; // the CPU L last ran on
+static atomic_int low_ready;	// L spins on the target CPU, everywhere allowed
+static atomic_int hog_ready;	// G spins on the hog CPU
+static atomic_int stop;		// L ends
 static atomic_int low_tid;
 static atomic_int low_cpu_when_high_ran = -1;
 static atomic_int low_cpu_after = -1;
 static atomic_llong high_spin_ns;
 static atomic_int probe_tid;
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -245,8 +239,8 @@ int main(int argc, char **argv)
 	}
 	if (hog_spare < 0 || target == hog_cpu || !CPU_ISSET(target, &everywhere) ||
 	    !CPU_ISSET(hog_cpu, &everywhere)) {
-		fprintf(stderr, "rt-push: cpu%d, cpu%d and two more CPUs must be allowed\n",
-			target, hog_cpu);
+		fprintf(stderr, "rt-push: cpu%d, cpu%d and two more CPUs must be allowed\n", target,
+			hog_cpu);
 		return 2;
 	}
 	everywhere_but_home = everywhere;
@@ -271,7 +265,8 @@ int main(int argc, char **argv)
 	deadline = now_ns() + kInactiveTimeoutNs;
 	while (!target_inactive()) {
 		if (now_ns() > deadline) {
-			fprintf(stderr, "rt-push: cpu%d did not become inactive within 60 s\n", target);
+			fprintf(stderr, "rt-push: cpu%d did not become inactive within 60 s\n",
+				target);
 			atomic_store(&stop, 1);
 			return 3;
 		}

@@ -128,13 +128,24 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "t:n:r:vc:")) != -1) {
 		switch (opt) {
-		case 'c': cgroup = optarg; break;
-		case 't': secs = atof(optarg); break;
-		case 'n': limit = atol(optarg); break;
-		case 'r': ready = optarg; break;
-		case 'v': verbose = 1; break;
+		case 'c':
+			cgroup = optarg;
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'n':
+			limit = atol(optarg);
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-t SECONDS] [-n N] [-r READYFILE] [-v] [-c CGROUP]\n",
+			fprintf(stderr,
+				"usage: %s [-t SECONDS] [-n N] [-r READYFILE] [-v] [-c CGROUP]\n",
 				argv[0]);
 			return 1;
 		}
@@ -156,7 +167,7 @@ int main(int argc, char **argv)
 	}
 	int rcvbuf = 4 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_pid = 0, .nl_groups = 1 };
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_pid = 0, .nl_groups = 1};
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("uevent-count: bind");
 		return 1;
@@ -167,7 +178,7 @@ int main(int argc, char **argv)
 			close(r);
 	}
 
-	struct sigaction act = { .sa_handler = on_signal }; /* no SA_RESTART */
+	struct sigaction act = {.sa_handler = on_signal}; /* no SA_RESTART */
 	sigemptyset(&act.sa_mask);
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
@@ -183,7 +194,7 @@ int main(int argc, char **argv)
 		long left = deadline - now_ms();
 		if (left <= 0)
 			break;
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int pr = poll(&p, 1, draining ? 0 : (int)left);
 		if (pr < 0 && errno == EINTR)
 			continue;
