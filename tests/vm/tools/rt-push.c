@@ -7,8 +7,8 @@
 // Thread L (SCHED_FIFO 10) starts on CPU, then may run on every CPU but the main
 // thread's, and spins. Thread H (SCHED_FIFO 20) is pinned to CPU and sleeps. Thread G
 // (SCHED_FIFO 30) spins on HOGCPU (it may also run on the highest other CPU), so that
-// the hotplug thread of HOGCPU waits until G stops (with RT throttling off, as the
-// caller sets it) or for what the fair server leaves it (6.12: 50 ms after 950 ms).
+// the hotplug thread of HOGCPU gets only what RT throttling (6.1) or the fair server
+// (6.12) leaves it: 50 ms after 950 ms.
 // Then READYFILE is created, and the caller starts a batch of HOGCPU (first)
 // and CPU: the batch deactivates both, and its teardown of HOGCPU then waits for its
 // hotplug thread, so no CPU runs stop_machine() for a while, and no CPU pulls RT tasks
@@ -50,6 +50,7 @@ static int probe_pipe[2];
 static atomic_int low_cpu = -1; // the CPU L last ran on
 static atomic_int low_ready;	// L spins on the target CPU, everywhere allowed
 static atomic_int hog_ready;	// G spins on the hog CPU
+static atomic_int high_ready;	// H is pinned to the target CPU and SCHED_FIFO
 static atomic_int stop;		// L ends
 static atomic_int low_tid;
 static atomic_int low_cpu_when_high_ran = -1;
@@ -114,7 +115,7 @@ static void *low_main(void *arg)
 	while (sched_getcpu() != target)
 		sched_yield();
 	// Running on the target CPU: widening the mask does not move L. Not on the main
-	// thread's CPU: with RT throttling off, L spinning there would starve it.
+	// thread's CPU: L spinning there would leave it 50 ms a second.
 	if (sched_setaffinity(0, sizeof(everywhere_but_home), &everywhere_but_home))
 		die("sched_setaffinity (everywhere)");
 	atomic_store(&low_ready, 1);
@@ -155,6 +156,7 @@ static void *high_main(void *arg)
 	(void)arg;
 	pin_self(target);
 	set_fifo(kHighPrio);
+	atomic_store(&high_ready, 1);
 	if (read(wake_pipe[0], &c, 1) != 1)
 		die("read");
 	tid = atomic_load(&low_tid);
@@ -249,7 +251,12 @@ int main(int argc, char **argv)
 	if (pipe(wake_pipe) || pipe(probe_pipe))
 		die("pipe");
 	probe = start_thread(probe_main);
+	// H first, and L only once H is pinned and SCHED_FIFO: an H still in SCHED_OTHER
+	// on the target behind a spinning L would get the CPU only when RT throttling
+	// (6.1, no fair server) stops L, after the batch has deactivated the target.
 	high = start_thread(high_main);
+	while (!atomic_load(&high_ready))
+		nanosleep(&ms, NULL);
 	low = start_thread(low_main);
 	while (!atomic_load(&low_ready) || !atomic_load(&probe_tid) || !atomic_load(&low_tid))
 		nanosleep(&ms, NULL);
