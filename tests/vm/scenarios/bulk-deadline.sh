@@ -39,8 +39,8 @@ DBG=/sys/kernel/debug
 dl_total_bw() { awk -v c="dl_rq[$1]:" '$1 == c { f = 1 } f && $1 == ".dl_bw->total_bw" { print $3; exit }' $DBG/sched/debug 2>/dev/null; }
 # cleanup_settled CPU TASK_BW: cleanup, then wait (10 s at most) until CPU's root domain
 # has given back the tasks' bandwidth (TASK_BW each, in total_bw's units). A killed
-# SCHED_DEADLINE task gives it back only at its last context switch (task_dead_dl()),
-# which can come after wait() has returned; a root-domain rebuild in between (the next
+# SCHED_DEADLINE task gives it back only at its last dequeue (task_non_contending(), or
+# the inactive timer at its 0-lag time), which can come after wait() has returned; a root-domain rebuild in between (the next
 # cpuset change, or the next batch's) starts the domain's total_bw afresh without the
 # task, and the late subtraction then wraps it around: every batch after it is refused
 # with EBUSY until a rebuild (seen in CI on 6.1: the two scenarios after this one).
