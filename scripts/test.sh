@@ -31,7 +31,7 @@ if [ $# -eq 0 ] && [ "${CPUHPD_PREBUILD_KERNELS:-1}" = 1 ]; then
     # nice works against the other jobs (a session of its own is an autogroup of its
     # own, which the scheduler shares fairly with this one whatever the nice value).
     nice -n 19 bash -c '
-        for args in "--base 6.1" "--base 6.12 --lockdep"; do
+        for args in "--base 6.12 --lockdep" "--base 6.1"; do
             echo "== kernel/build.sh $args: start $(date +%T)"
             "$0/kernel/build.sh" $args || echo "== kernel/build.sh $args: FAILED (the test builds it again)"
         done' "$here" >"$build/kernel-prebuild.log" 2>&1 &
