@@ -37,7 +37,7 @@ if [ $have_sd = 1 ]; then
 fi
 
 part_cleanup() {
-    [ -n "$TASK" ] && kill $TASK 2>/dev/null; TASK=""
+    [ -n "$TASK" ] && { kill $TASK 2>/dev/null; wait $TASK 2>/dev/null; }; TASK=""
     partition_remove p
 }
 cpuset_fail() { part_cleanup; fail "$@"; }

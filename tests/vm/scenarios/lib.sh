@@ -408,16 +408,33 @@ partition_make() {
     echo "$2" >$cg/$1/cpuset.cpus || { PARTITION_ERR="cpuset.cpus=$2 refused"; return 1; }
     echo root >$cg/$1/cpuset.cpus.partition || { PARTITION_ERR="cpuset.cpus.partition=root refused"; return 1; }
 }
-# partition_remove NAME: back to a member, then removed once its last task (killed by
-# the caller) has left (up to 5 s: rmdir fails while cgroup.procs names a task).
+# partition_remove NAME: back to a member, then removed (cgroup_remove: once the tasks
+# the caller killed have left).
 partition_remove() {
-    local cg=/sys/fs/cgroup i=0
+    local cg=/sys/fs/cgroup
     if [ -d $cg/$1 ]; then
         echo member >$cg/$1/cpuset.cpus.partition 2>/dev/null
-        while [ -s $cg/$1/cgroup.procs ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
-        rmdir $cg/$1 2>/dev/null || note "partition_remove: rmdir $cg/$1 failed: $(tr '\n' ' ' <$cg/$1/cgroup.procs)"
+        cgroup_remove $cg/$1 || note "partition_remove: $CGROUP_ERR"
     fi
     echo -cpuset >$cg/cgroup.subtree_control 2>/dev/null
+}
+# cgroup_remove DIR...: rmdir each cgroup once its last task has left, waiting up to 5 s
+# each: rmdir fails with EBUSY while cgroup.procs names a task, and a killed task's
+# children outlive it (a shell loop's usleep, orphaned). cgroup.procs is read, not
+# tested with -s: cgroupfs files have size 0. Non-zero, with CGROUP_ERR naming what is
+# left, if one stays.
+cgroup_remove() {
+    local d i rc=0
+    CGROUP_ERR=""
+    for d in "$@"; do
+        [ -d "$d" ] || continue
+        i=0
+        while [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+        rmdir "$d" 2>/dev/null && continue
+        CGROUP_ERR="$CGROUP_ERR${CGROUP_ERR:+; }cannot remove $d (tasks: $(tr '\n' ' ' <"$d/cgroup.procs" 2>/dev/null))"
+        rc=1
+    done
+    return $rc
 }
 # hotplug_state_num NAME: the number of hotplug state NAME (e.g. sched:active) in
 # cpu/hotplug/states, for cpuN/hotplug/fail; empty if the kernel has no such state.

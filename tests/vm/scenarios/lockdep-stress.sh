@@ -122,7 +122,7 @@ fi
 if [ -n "$MOVED" ]; then
     kill -0 $MOVED 2>/dev/null || fail "the task moved between cpusets ($MOVED) died"
     kill $MOVED; wait $MOVED 2>/dev/null
-    rmdir $CG/stress-a $CG/stress-b 2>/dev/null
+    cgroup_remove $CG/stress-a $CG/stress-b || fail "$CGROUP_ERR"
 fi
 note "online after the stress: $(rd $SYS/online), smt/control $(smt_control)"
 

@@ -22,7 +22,7 @@ echo root >$CG/rt/cpuset.cpus.partition
 KIND=$(cat $CG/rt/cpuset.cpus.partition)
 [ "$KIND" = root ] || skip "the kernel did not make $CG/rt a partition: $KIND"
 note "partition /rt: cpus $(cat $CG/rt/cpuset.cpus), effective $(cat $CG/rt/cpuset.cpus.effective)"
-cleanup() { echo member >$CG/rt/cpuset.cpus.partition; rmdir $CG/rt; umount $CG; }
+cleanup() { echo member >$CG/rt/cpuset.cpus.partition; cgroup_remove $CG/rt || note "$CGROUP_ERR"; umount $CG; }
 assert_partition() { # cpus, context
     local cpus eff kind
     cpus=$(cat $CG/rt/cpuset.cpus); eff=$(cat $CG/rt/cpuset.cpus.effective)
