@@ -18,8 +18,6 @@ PK=$(last $(packages))
 B=$(cpus_of_pkg $PK)
 BL=$(compress $B)
 REST=$(minus "$PRESENT" "$B")
-DBG=/sys/kernel/debug
-[ -d $DBG/sched ] || mount -t debugfs debugfs $DBG 2>/dev/null
 SD=$DBG/sched/domains
 have_sd=0; [ -d $SD/cpu0 ] && have_sd=1
 [ $have_sd = 1 ] || note "no $SD (needs SCHED_DEBUG + DEBUG_FS): sched domains NOT checked, only the cpuset files"

@@ -32,8 +32,6 @@ policy_of() {
 }
 PIDS=""
 cleanup() { [ -n "$PIDS" ] && kill $PIDS 2>/dev/null; for p in $PIDS; do wait $p 2>/dev/null; done; PIDS=""; }
-DBG=/sys/kernel/debug
-[ -d $DBG/sched ] || mount -t debugfs debugfs $DBG 2>/dev/null
 # dl_total_bw CPU: the DEADLINE bandwidth admitted in CPU's root domain (sched/debug's
 # dl_bw->total_bw, 2^20 = one CPU; on 6.12 it holds the fair servers too).
 dl_total_bw() { awk -v c="dl_rq[$1]:" '$1 == c { f = 1 } f && $1 == ".dl_bw->total_bw" { print $3; exit }' $DBG/sched/debug 2>/dev/null; }

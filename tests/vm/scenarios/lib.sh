@@ -446,6 +446,8 @@ kernel_order() { # ACTION "CPUS"
     for c in $(union "$2"); do contains "$sec" $c && s="$s $c" || p="$p $c"; done
     if [ "$1" = offline ]; then echo $s $p; else echo $p $s; fi
 }
+# debugfs (sched/debug, sched/domains), mounted by init
+DBG=/sys/kernel/debug
 # kprobe hit counters (tracefs): kprobes_setup FUNC... ; kprobe_hits FUNC
 TRACEFS=/sys/kernel/tracing
 kprobes_setup() {
