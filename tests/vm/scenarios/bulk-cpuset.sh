@@ -19,6 +19,10 @@ B=$(cpus_of_pkg $PK)
 BL=$(compress $B)
 REST=$(minus "$PRESENT" "$B")
 SD=$DBG/sched/domains
+# 6.12 shows sched/domains only while sched/verbose is on (6.1 always): on for the run
+if [ ! -d $SD/cpu0 ] && [ -w $DBG/sched/verbose ]; then
+    echo Y >$DBG/sched/verbose && trap "echo N >$DBG/sched/verbose" EXIT
+fi
 have_sd=0; [ -d $SD/cpu0 ] && have_sd=1
 [ $have_sd = 1 ] || note "no $SD (needs SCHED_DEBUG + DEBUG_FS): sched domains NOT checked, only the cpuset files"
 
