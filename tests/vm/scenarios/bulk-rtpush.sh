@@ -27,16 +27,10 @@ X=$(last $P)
 Y=$(first $(inter "$H" "$S")); [ -n "$Y" ] || Y=$(first $H)
 BATCH="$Y,$X"
 note "batch {$BATCH}: cpu$Y (RT hog) down first, then cpu$X (L, H)"
-rm -f /tmp/rtpush.ready
-rt-push $X $Y /tmp/rtpush.ready >/tmp/rtpush.out 2>&1 &
-RP=$!
-i=0
-while [ ! -e /tmp/rtpush.ready ] && kill -0 $RP 2>/dev/null && [ $i -lt 200 ]; do
-    usleep 50000; i=$((i + 1))
-done
-[ -e /tmp/rtpush.ready ] || { kill $RP 2>/dev/null; fail "rt-push did not start L on cpu$X: $(cat /tmp/rtpush.out)"; }
+start_ready /tmp/rtpush.ready /tmp/rtpush.out rt-push $X $Y /tmp/rtpush.ready ||
+    fail "rt-push did not start L on cpu$X: $(cat /tmp/rtpush.out)"
 kwrite $SYS/offline "$BATCH"
-wait $RP; rc=$?
+wait $BG_PID; rc=$?
 out=$(cat /tmp/rtpush.out)
 echo "  | $out"
 [ "$KW" = ok ] || fail "offline $BATCH: $KW"

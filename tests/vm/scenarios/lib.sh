@@ -418,6 +418,20 @@ partition_remove() {
     fi
     echo -cpuset >$cg/cgroup.subtree_control 2>/dev/null
 }
+# start_ready READYFILE OUT CMD...: CMD in the background (pid in BG_PID, output in
+# OUT); waits up to 20 s for it to create READYFILE. Non-zero, with CMD killed, if it
+# did not.
+start_ready() {
+    local ready=$1 out=$2 i=0
+    shift 2
+    rm -f $ready
+    "$@" >$out 2>&1 &
+    BG_PID=$!
+    while [ ! -e $ready ] && kill -0 $BG_PID 2>/dev/null && [ $i -lt 400 ]; do usleep 50000; i=$((i + 1)); done
+    [ -e $ready ] && return 0
+    kill $BG_PID 2>/dev/null; wait $BG_PID 2>/dev/null
+    return 1
+}
 # cgroup_remove DIR...: rmdir each cgroup once its last task has left, waiting up to 5 s
 # each: rmdir fails with EBUSY while cgroup.procs names a task, and a killed task's
 # children outlive it (a shell loop's usleep, orphaned). cgroup.procs is read, not

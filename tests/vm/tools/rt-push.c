@@ -24,29 +24,18 @@
 //           h_spin_us N l_cpu_after L2
 // The guest scenario bulk-rtpush runs it.
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
+#define TOOL_NAME "rt-push"
+#include "inactive-probe.h"
 #include "monotonic.h"
 
 enum { kLowPrio = 10, kHighPrio = 20, kHogPrio = 30 };
 static const long long kHighSpinNs = 500000000LL;
-static const long long kInactiveTimeoutNs = 60000000000LL;
 
 static int target, hog_cpu, home = -1;
 static cpu_set_t everywhere, everywhere_but_home;
 static int hog_spare = -1;
 static int wake_pipe[2];
-static int probe_pipe[2];
 static atomic_int low_cpu = -1; // the CPU L last ran on
 static atomic_int low_ready;	// L spins on the target CPU, everywhere allowed
 static atomic_int hog_ready;	// G spins on the hog CPU
@@ -56,13 +45,6 @@ static atomic_int low_tid;
 static atomic_int low_cpu_when_high_ran = -1;
 static atomic_int low_cpu_after = -1;
 static atomic_llong high_spin_ns;
-static atomic_int probe_tid;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "rt-push: %s: %s\n", what, strerror(errno));
-	exit(2);
-}
 
 static void pin_self(int cpu)
 {
@@ -171,57 +153,11 @@ static void *high_main(void *arg)
 	return NULL;
 }
 
-static void *probe_main(void *arg)
-{
-	char c;
-
-	(void)arg;
-	atomic_store(&probe_tid, (int)syscall(SYS_gettid));
-	if (read(probe_pipe[0], &c, 1) < 0)
-		die("read");
-	return NULL;
-}
-
-// 1 once sched_setaffinity() of the probe to {target} is refused: the target CPU is
-// inactive. The probe goes back to {home} after each success, as setting the mask it
-// already has succeeds without a check.
-static int target_inactive(void)
-{
-	cpu_set_t one;
-	pid_t probe = atomic_load(&probe_tid);
-
-	CPU_ZERO(&one);
-	CPU_SET(target, &one);
-	if (sched_setaffinity(probe, sizeof(one), &one) == 0) {
-		CPU_ZERO(&one);
-		CPU_SET(home, &one);
-		if (sched_setaffinity(probe, sizeof(one), &one))
-			die("sched_setaffinity (probe home)");
-		return 0;
-	}
-	if (errno != EINVAL)
-		die("sched_setaffinity (probe)");
-	return 1;
-}
-
-static pthread_t start_thread(void *(*fn)(void *))
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, NULL);
-
-	if (err) {
-		errno = err;
-		die("pthread_create");
-	}
-	return t;
-}
-
 int main(int argc, char **argv)
 {
 	struct timespec ms = {0, 1000000};
-	pthread_t low, high, hog, probe;
-	long long deadline;
-	int on_target, fd, cpu, first;
+	pthread_t low, high, hog;
+	int on_target, cpu, first;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: rt-push CPU HOGCPU READYFILE\n");
@@ -248,9 +184,9 @@ int main(int argc, char **argv)
 	everywhere_but_home = everywhere;
 	CPU_CLR(home, &everywhere_but_home);
 	pin_self(home);
-	if (pipe(wake_pipe) || pipe(probe_pipe))
+	if (pipe(wake_pipe))
 		die("pipe");
-	probe = start_thread(probe_main);
+	probe_start();
 	// H first, and L only once H is pinned and SCHED_FIFO: an H still in SCHED_OTHER
 	// on the target behind a spinning L would get the CPU only when RT throttling
 	// (6.1, no fair server) stops L, after the batch has deactivated the target.
@@ -258,26 +194,15 @@ int main(int argc, char **argv)
 	while (!atomic_load(&high_ready))
 		nanosleep(&ms, NULL);
 	low = start_thread(low_main);
-	while (!atomic_load(&low_ready) || !atomic_load(&probe_tid) || !atomic_load(&low_tid))
+	while (!atomic_load(&low_ready) || !atomic_load(&low_tid))
 		nanosleep(&ms, NULL);
 	hog = start_thread(hog_main);
 	while (!atomic_load(&hog_ready))
 		nanosleep(&ms, NULL);
 
-	fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		die(argv[3]);
-	close(fd);
-
-	deadline = now_ns() + kInactiveTimeoutNs;
-	while (!target_inactive()) {
-		if (now_ns() > deadline) {
-			fprintf(stderr, "rt-push: cpu%d did not become inactive within 60 s\n",
-				target);
-			atomic_store(&stop, 1);
-			return 3;
-		}
-		nanosleep(&ms, NULL);
+	if (!ready_then_wait_inactive(argv[3], target, home)) {
+		atomic_store(&stop, 1);
+		return 3;
 	}
 	on_target = atomic_load(&low_cpu) == target;
 	if (write(wake_pipe[1], "w", 1) != 1)
@@ -286,9 +211,7 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	pthread_join(low, NULL);
 	pthread_join(hog, NULL);
-	if (write(probe_pipe[1], "p", 1) != 1)
-		die("write");
-	pthread_join(probe, NULL);
+	probe_stop();
 
 	first = atomic_load(&low_cpu_when_high_ran);
 	printf("rt-push cpu %d l_on_cpu_at_wake %d l_cpu_when_h_ran %d l_pushed_at_preemption %d "
