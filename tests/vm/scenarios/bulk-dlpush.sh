@@ -9,8 +9,9 @@
 # to S behind A, whose deadline is earlier; it must not be pushed back to the pending X.
 # Needs DEADLINE admission off for the run (sched_rt_runtime_us = -1, restored after):
 # with it on, a deadline task's affinity must span its root domain.
-# Red on the v3 series as it stands (issue 28 item 2: find_later_rq() takes X from the
-# cpudl free set, which a batch CPU leaves only at its own teardown): not in a suite.
+# Red on the series before "Push and pull nothing to an inactive CPU" (6.1 8/8, 6.12
+# 10/10): find_later_rq() took X from the cpudl free set, which a batch CPU leaves only
+# at its own teardown. Green after it.
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 command -v dl-push >/dev/null || skip "dl-push (tests/vm/tools/dl-push.c) is not in the initramfs"
