@@ -5,8 +5,10 @@
 # 0.95 of its time (sched_rt_runtime_us / sched_rt_period_us; on 6.12 the per-CPU fair
 # server takes 0.05 of it). A batch that would leave the reservations more than the
 # remaining CPUs can hold is refused with EBUSY and changes nothing, as one batch: the
-# per-CPU path would take CPUs down one by one until the first refusal. A batch the
-# remaining CPUs can hold goes through, and the tasks keep running.
+# per-CPU path would take CPUs down one by one until the first refusal. The refusal comes
+# before the batch begins: kprobes see no CPU deactivated, no batch grace period and no
+# cpuset update for it. A batch the remaining CPUs can hold goes through, and the tasks
+# keep running.
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 CHRT=/usr/bin/chrt-util-linux
@@ -29,6 +31,28 @@ policy_of() {
         usleep 100000; i=$((i + 1))
     done
     echo "$pol"
+}
+# What a refused batch must not do: deactivate a CPU (sched_cpu_deactivate_early), begin
+# (rcu_expedite_gp: cpuhp_batch_begin() is its only caller but suspend) or rebuild the
+# sched domains and cpusets at its end (cpuset_update_active_cpus).
+REFUSAL_PROBES="sched_cpu_deactivate_early rcu_expedite_gp cpuset_update_active_cpus"
+probe=0
+kprobes_setup $REFUSAL_PROBES && probe=1 || note "no kprobes: what a refused batch does is NOT checked"
+refusal_snap() { local f o=""; for f in $REFUSAL_PROBES; do o="$o $(kprobe_hits $f)"; done; echo $o; }
+# refused_for_free BEFORE WHAT: zero if no probe was hit since BEFORE (a refusal_snap);
+# else non-zero with REFUSAL_ERR naming what WHAT did.
+refused_for_free() {
+    local b=$1 a d f n=1 grew=""
+    [ $probe = 1 ] || return 0
+    a=$(refusal_snap)
+    for f in $REFUSAL_PROBES; do
+        d=$(( $(echo $a | cut -d' ' -f$n) - $(echo $b | cut -d' ' -f$n) ))
+        [ $d = 0 ] || grew="$grew $f: $d hits;"
+        n=$((n + 1))
+    done
+    [ -z "$grew" ] && { echo "  ok: $2 deactivated no CPU, began no batch, rebuilt nothing (no hit on $REFUSAL_PROBES)"; return 0; }
+    REFUSAL_ERR="$2 was refused only after it started:$grew"
+    return 1
 }
 PIDS=""
 cleanup() { [ -n "$PIDS" ] && kill $PIDS 2>/dev/null; for p in $PIDS; do wait $p 2>/dev/null; done; PIDS=""; }
@@ -69,8 +93,10 @@ echo "  ok: $TASKS SCHED_DEADLINE tasks admitted on $N CPUs"
 # too much: keep 6 CPUs (0.95 x 6 = 5.7 < 6.4 reserved)
 TOO=$(compress $(last_n 10 $H))
 before=$(rd $SYS/online)
+b=$(refusal_snap)
 kwrite $SYS/offline "$TOO"
 [ "$KW" = EBUSY ] || { cleanup; fail "offline $TOO with $TASKS deadline tasks of 0.8: $KW, expected EBUSY"; }
+refused_for_free "$b" "the refused batch {$TOO}" || { cleanup; fail "$REFUSAL_ERR"; }
 assert_eq "$(rd $SYS/online)" "$before" "online after the refused batch {$TOO}"
 for c in $(expand "$TOO"); do cpu_is_online $c || { cleanup; fail "cpu$c went offline in the refused batch"; }; done
 echo "  ok: the batch {$TOO} was refused with EBUSY and changed nothing"
@@ -92,9 +118,8 @@ assert_all_online "after the first case"
 # again one write at a time: each rebuild keeps the partition's root domain, clears its
 # DEADLINE bandwidth and adds its tasks back (on 6.12.117, not its fair servers). Then a
 # batch that leaves the partition 2 CPUs (2 x 0.95 = 1.9 < 1.95 + 2 fair servers of 0.05)
-# must be refused with EBUSY, having deactivated no CPU (kprobe hits on
-# sched_cpu_deactivate_early: the check is made for the whole batch first), and one that
-# leaves 3 (2.85) goes through.
+# must be refused with EBUSY before it begins (refused_for_free: the check is made for
+# the whole batch first), and one that leaves 3 (2.85) goes through.
 CG=/sys/fs/cgroup
 [ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
 grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "second case: no cpuset controller in cgroup v2"
@@ -123,19 +148,13 @@ for v in 0 1; do
     kwrite $SYS/cpu$OUT/online $v; [ "$KW" = ok ] || part_fail "cpu$OUT/online = $v: $KW"
 done
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition after cpu$OUT went offline and online"
-probe=0
-kprobes_setup sched_cpu_deactivate_early && probe=1 || note "no kprobe on sched_cpu_deactivate_early: deactivations NOT counted"
 TOO=$(compress $(last_n $(( $(count $PB) - 2 )) $PB))
 before=$(rd $SYS/online)
-[ $probe = 1 ] && h0=$(kprobe_hits sched_cpu_deactivate_early)
+b=$(refusal_snap)
 kwrite $SYS/offline "$TOO"
 [ "$KW" = EBUSY ] || part_fail "offline $TOO, leaving the partition 2 CPUs for 1.95 CPUs of deadline tasks: $KW, expected EBUSY"
 assert_eq "$(rd $SYS/online)" "$before" "online after the refused batch {$TOO}"
-if [ $probe = 1 ]; then
-    h1=$(kprobe_hits sched_cpu_deactivate_early)
-    [ "$h1" = "$h0" ] || part_fail "the refused batch {$TOO} deactivated $((h1 - h0)) CPUs before it was refused"
-    echo "  ok: the refused batch deactivated no CPU (sched_cpu_deactivate_early hits: $h0 -> $h1)"
-fi
+refused_for_free "$b" "the refused batch {$TOO} (partition)" || part_fail "$REFUSAL_ERR"
 FIT=$(compress $(last_n $(( $(count $PB) - 3 )) $PB))
 kwrite $SYS/offline "$FIT"
 [ "$KW" = ok ] || part_fail "offline $FIT, leaving the partition 3 CPUs for 1.95 CPUs of deadline tasks: $KW, expected ok"
