@@ -10,7 +10,8 @@
 #                 status 0 if it is built, 1 if not. Builds nothing.
 #
 # The result is ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/bzImage-<hash> (with
-# config-<hash> and System.map-<hash> beside it), hash = sha256 of the base, the
+# config-<hash> and System.map-<hash> beside it, and modules-<hash>/*.ko when a fragment
+# asks for a module, "=m"), hash = sha256 of the base, the
 # patches, the fragments used and this script. An existing result is reused at once.
 # The bzImage path is always the last line on stdout; everything else goes to stderr
 # or to the build log.
@@ -167,6 +168,17 @@ log "config: every option of ${fragments[*]##*/} is set"
 log "make -j$jobs bzImage"
 mk -j"$jobs" bzImage || { tail -40 "$buildlog" >&2; die "kernel build failed (see $buildlog)"; }
 
+# Options a fragment builds as modules (rcutorture: it starts at boot when built in).
+# Placed before the image, so that an image in the cache always has its modules.
+if grep -qh '^CONFIG_[A-Z0-9_]*=m$' "${fragments[@]}"; then
+  log "make -j$jobs modules"
+  mk -j"$jobs" modules || { tail -40 "$buildlog" >&2; die "module build failed (see $buildlog)"; }
+  rm -rf "$cache/modules-$hash" "$cache/modules-$hash.tmp"
+  mkdir -p "$cache/modules-$hash.tmp"
+  find "$obj" -name '*.ko' -exec cp {} "$cache/modules-$hash.tmp/" \;
+  mv "$cache/modules-$hash.tmp" "$cache/modules-$hash"
+  log "modules: $(cd "$cache/modules-$hash" && echo *.ko)"
+fi
 cp "$obj/.config" "$cache/config-$hash"
 # For tests/vm/hang-dump.sh: names the functions stuck vCPUs are in.
 cp "$obj/System.map" "$cache/System.map-$hash"
