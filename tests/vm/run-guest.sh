@@ -105,6 +105,23 @@ if [ -z "$initrd" ]; then
     "${mk[@]}" || { log "mkinitramfs failed"; exit 1; }
 fi
 
+# The modules kernel/build.sh keeps beside a patched kernel (modules-<hash>/: rcutorture
+# in the lockdep flavour) go in as a second archive, under /lib/cpuhpd-modules: the
+# kernel unpacks concatenated cpio archives in order. Init loads none of them; the
+# scenario that needs one does.
+moddir="$(dirname "$kernel")/modules-${kernel##*/bzImage-}"
+if [ -d "$moddir" ]; then
+    stage="$(mktemp -d)"
+    mkdir -p "$stage/lib/cpuhpd-modules"
+    cp "$moddir"/*.ko "$stage/lib/cpuhpd-modules/"
+    with_modules="$outdir/initramfs+modules.cpio.gz"
+    { cat "$initrd"; (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1); } \
+        >"$with_modules"
+    rm -rf "$stage"
+    log "modules from $moddir: $(cd "$moddir" && echo *.ko)"
+    initrd="$with_modules"
+fi
+
 # No "quiet": should a boot hang, the console shows how far the kernel came. /init turns
 # the console down to warnings before the scenarios run.
 # no_timer_check: under TCG on a busy host the kernel's IO-APIC timer check can miss its

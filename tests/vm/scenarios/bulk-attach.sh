@@ -23,8 +23,8 @@ PK=$(last $(packages))
 B=$(cpus_of_pkg $PK)
 BL=$(compress $B)
 REST=$(compress $(minus "$PRESENT" "$B"))
-PAT='WARNING:|BUG:|Call Trace|suspicious RCU usage|possible circular locking'
-pre=$(dmesg | grep -cE "$PAT")
+PAT="$KERNEL_SPLAT|Call Trace"
+pre=$(splat_count "$PAT")
 note "cpuset A {$BL} (package $PK), B {$REST}; $ROUNDS offline/online batches of {$BL}"
 
 cpuset_pair attach-a "$BL" attach-b "$REST" || fail "cannot make cpusets attach-a {$BL} and attach-b {$REST}"
@@ -69,10 +69,10 @@ a=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$T/status)
 # a cpuset left behind (A on the package) would make the next scenario's partition on it
 # invalid ("not exclusive"): seen in CI when rmdir raced the task's last usleep child
 cleanup || fail "$CGROUP_ERR"
-post=$(dmesg | grep -cE "$PAT")
+post=$(splat_count "$PAT")
 [ "$post" -ge "$pre" ] || fail "the kernel log lost lines (splat lines $pre before, $post after): it wrapped, so this check is blind; boot with a larger log_buf_len"
 if [ "$post" != "$pre" ]; then
-    dmesg | grep -E -A12 "$PAT" | head -n 30 | sed 's/^/  dmesg: /'
+    splat_show $((pre + 1)) "$PAT"
     fail "the kernel log has $((post - pre)) new splat lines after $ROUNDS batches racing $moves cpuset moves"
 fi
 echo "  ok: $ROUNDS batches of {$BL} each way raced ${moves:-?} cpuset moves A<->B: no WARNING; the task's last affinity {$a}"

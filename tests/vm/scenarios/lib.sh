@@ -197,6 +197,23 @@ wait_for_first_offline() {
     return 1
 }
 
+# ---------------------------------------------------------------- kernel log
+# A report the kernel log must never hold (issue 28): WARN and BUG, lockdep's reports,
+# RCU stalls, hung tasks, soft and hard lockups, the OOM killer. Not "Call Trace" on its
+# own: sysrq w and l (init, before it kills a scenario that overran) print it too.
+KERNEL_SPLAT='WARNING:|BUG:|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|sleeping function called from invalid context|turning off the locking correctness validator|INFO: task .* blocked|detected stalls? on CPU|self-detected stall|soft lockup|hard LOCKUP|invoked oom-killer'
+# splat_count [PATTERN]: how many kernel log lines match PATTERN (default KERNEL_SPLAT)
+splat_count() { dmesg | grep -cE "${1:-$KERNEL_SPLAT}"; }
+# splat_show FROM [PATTERN]: the log from the FROM-th matching line (1-based) on, with
+# the 12 lines after each match, at most 80 lines, indented
+splat_show() {
+    dmesg | awk -v from="$1" -v pat="${2:-$KERNEL_SPLAT}" '
+        $0 ~ pat { n++; if (n >= from) left = 13 }
+        left > 0 { print "  dmesg: " $0; left--; if (++shown >= 80) exit }'
+}
+# splat_first FROM [PATTERN]: the FROM-th matching line itself
+splat_first() { dmesg | grep -E "${2:-$KERNEL_SPLAT}" | sed -n "${1}p"; }
+
 # ---------------------------------------------------------------- cpuctl
 # cc ARGS...: runs cpuctl --timeout T ARGS, sets RC, OUT (stdout file), ERR, MS, and
 # (with --json) loads the output's fields into J_* variables with ONE jq run

@@ -1,0 +1,84 @@
+#!/bin/sh
+# lockdep-rcutorture: the kernel's own RCU torture test races bulk batches (issue 28 item
+# 6). rcutorture (a module of the lockdep flavour, kernel/build.sh --lockdep) runs its
+# readers, writers and barrier tests with its own random per-CPU hotplug on
+# (onoff_interval), while this script writes masks to cpu/offline and back to cpu/online
+# for TORTURE_SECS (default 60) s. Then rcutorture is unloaded and must end with "End of
+# test: SUCCESS", or with "RCU_HOTPLUG" (some of its own hotplug calls failed) only when
+# every failure it logged is errno 1: the device core's "already in that state", a bulk
+# batch that got to the CPU between rcutorture's cpu_online() check and its remove_cpu()
+# or add_cpu(). Each direction must have had at least 3 batches. WARN, lockdep and
+# stall reports are init's kernel-log check. TORTURE_TYPE (default rcu) is rcutorture's
+# torture_type: "busted", its deliberately broken RCU, must make this scenario fail.
+. /cpuhpd-tests/lib.sh
+need_bulk_kernel
+MODS=/lib/cpuhpd-modules
+[ -f $MODS/rcutorture.ko ] && [ -f $MODS/torture.ko ] ||
+    skip "no rcutorture module in the initramfs (kernel/build.sh --lockdep builds it: CONFIG_RCU_TORTURE_TEST=m)"
+assert_all_online "start"
+SECS=${TORTURE_SECS:-60}
+TYPE=${TORTURE_TYPE:-rcu}
+H=""; for c in $PRESENT; do has_online_file $c && H="$H $c"; done; H=$(echo $H)
+NH=$(count $H)
+[ $NH -ge 4 ] || skip "needs 4 hotpluggable CPUs"
+PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
+S=$(smt_secondaries)
+
+# Few readers (the default is one per CPU): 16 vCPUs share 2 host cores under TCG. No
+# forward-progress test: it floods callbacks, which measures the host, not the batch.
+# onoff_interval is in jiffies: HZ (250 here) is 1 s between its hotplug operations.
+params="torture_type=$TYPE nreaders=4 nfakewriters=2 fwd_progress=0 stat_interval=20 verbose=1 onoff_interval=250 onoff_holdoff=1"
+ends0=$(dmesg | grep -c -- '-torture:--- End of test')
+insmod $MODS/torture.ko || fail "insmod torture.ko failed"
+unload() { rmmod rcutorture 2>/dev/null; rmmod torture 2>/dev/null; }
+if ! insmod $MODS/rcutorture.ko $params; then
+    rmmod torture
+    fail "insmod rcutorture.ko $params failed"
+fi
+note "rcutorture loaded ($params); bulk batches for $SECS s"
+
+rnd_cpu() { nth $(( RANDOM % NH )) $H; }
+# a batch: the last package, the SMT secondaries, or a random range
+rnd_mask() {
+    local a b
+    case $(( RANDOM % 3 )) in
+    0) echo "$P1" ;;
+    1) [ -n "$S" ] && compress $S || echo "$P1" ;;
+    *) a=$(rnd_cpu); b=$(rnd_cpu); [ $a -gt $b ] && { local t=$a; a=$b; b=$t; }; echo "$a-$b" ;;
+    esac
+}
+off_ok=0 off_err=0 on_ok=0 on_err=0 errs=""
+END=$(( $(date +%s) + SECS ))
+while [ $(date +%s) -lt $END ]; do
+    m=$(rnd_mask)
+    if err=$( (echo "$m" >$SYS/offline) 2>&1 ); then off_ok=$((off_ok + 1)); else
+        off_err=$((off_err + 1)); contains "$errs" "${err##*: }" || errs="$errs|${err##*: }"; fi
+    if err=$( (echo "$m" >$SYS/online) 2>&1 ); then on_ok=$((on_ok + 1)); else
+        on_err=$((on_err + 1)); contains "$errs" "${err##*: }" || errs="$errs|${err##*: }"; fi
+done
+note "batches: offline $off_ok done, $off_err refused; online $on_ok done, $on_err refused${errs:+ (${errs#|})}"
+
+t0=$(now_ms)
+rmmod rcutorture || { unload; fail "rmmod rcutorture failed"; }
+rmmod torture
+note "rcutorture unloaded in $(( $(now_ms) - t0 )) ms"
+dmesg | grep -E -- "$TYPE-torture: *(Reader Pipe|Reader Batch|Free-Block|rtc:)" | tail -n 4 | sed 's/^/  | /'
+dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | tail -n 5 | sed 's/^/  | /'
+ends=$(dmesg | grep -c -- '-torture:--- End of test')
+[ "$ends" -gt "$ends0" ] || fail "rcutorture printed no 'End of test' line on unload"
+end=$(dmesg | grep -- '-torture:--- End of test' | tail -n 1)
+verdict=$(echo "$end" | sed 's/.*End of test: \([A-Z_]*\).*/\1/')
+note "rcutorture: End of test: $verdict"
+case "$verdict" in
+SUCCESS) ;;
+RCU_HOTPLUG)
+    bad=$(dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | grep -vc 'errno 1$')
+    n1=$(dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | grep -c 'errno 1$')
+    [ "$bad" = 0 ] || fail "rcutorture's own hotplug failed $bad time(s) with an errno other than 1 (see above)"
+    note "its $n1 failed hotplug call(s) all found the CPU already there (errno 1): a bulk batch got there first" ;;
+*) fail "rcutorture: End of test: $verdict" ;;
+esac
+assert_eq "$([ $off_ok -ge 3 ] && [ $on_ok -ge 3 ] && echo yes)" yes "at least 3 bulk batches each way during the torture"
+restore_all_online
+assert_all_online "end"
+exit 0
