@@ -214,6 +214,23 @@ splat_show() {
 # splat_first FROM [PATTERN]: the FROM-th matching line itself
 splat_first() { dmesg | grep -E "${2:-$KERNEL_SPLAT}" | sed -n "${1}p"; }
 
+# ---------------------------------------------------------------- random batches
+# For the stress scenarios, which set H (the hotpluggable CPUs), NH (their count), P1 (the
+# last package, a cpulist) and S (the SMT secondaries) first.
+rnd_cpu() { nth $(( RANDOM % NH )) $H; }
+# rnd_mask [pairs]: the last package, the SMT secondaries or a random range; with
+# "pairs", also a random pair of CPUs
+rnd_mask() {
+    local a b n=3
+    [ "$1" = pairs ] && n=4
+    case $(( RANDOM % n )) in
+    0) echo "$P1" ;;
+    1) [ -n "$S" ] && compress $S || echo "$P1" ;;
+    2) a=$(rnd_cpu); b=$(rnd_cpu); [ $a -gt $b ] && { local t=$a; a=$b; b=$t; }; echo "$a-$b" ;;
+    *) echo "$(rnd_cpu),$(rnd_cpu)" ;;
+    esac
+}
+
 # ---------------------------------------------------------------- cpuctl
 # cc ARGS...: runs cpuctl --timeout T ARGS, sets RC, OUT (stdout file), ERR, MS, and
 # (with --json) loads the output's fields into J_* variables with ONE jq run

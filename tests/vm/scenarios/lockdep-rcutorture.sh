@@ -48,16 +48,6 @@ if ! insmod $MODS/rcutorture.ko $params; then
 fi
 note "rcutorture loaded ($params); bulk batches for $SECS s"
 
-rnd_cpu() { nth $(( RANDOM % NH )) $H; }
-# a batch: the last package, the SMT secondaries, or a random range
-rnd_mask() {
-    local a b
-    case $(( RANDOM % 3 )) in
-    0) echo "$P1" ;;
-    1) [ -n "$S" ] && compress $S || echo "$P1" ;;
-    *) a=$(rnd_cpu); b=$(rnd_cpu); [ $a -gt $b ] && { local t=$a; a=$b; b=$t; }; echo "$a-$b" ;;
-    esac
-}
 off_ok=0 off_err=0 on_ok=0 on_err=0 errs=""
 END=$(( $(date +%s) + SECS ))
 while [ $(date +%s) -lt $END ]; do

@@ -32,27 +32,16 @@ S=$(smt_secondaries)
 END=$(( $(date +%s) + SECS ))
 note "stress for $SECS s: hotpluggable {$(compress $H)}, package $PK {$P1}, secondaries {$(compress $S)}"
 
-rnd_cpu() { nth $(( RANDOM % NH )) $H; }
-# a random batch: a package, the secondaries, a random range, a random pair
-rnd_mask() {
-    local a b
-    case $(( RANDOM % 4 )) in
-    0) echo "$P1" ;;
-    1) [ -n "$S" ] && compress $S || echo "$P1" ;;
-    2) a=$(rnd_cpu); b=$(rnd_cpu); [ $a -gt $b ] && { local t=$a; a=$b; b=$t; }; echo "$a-$b" ;;
-    *) echo "$(rnd_cpu),$(rnd_cpu)" ;;
-    esac
-}
 worker() { # NAME: loops until the deadline, counts ok/refused per worker
     local name=$1 ok=0 err=0 m v
     while [ $(date +%s) -lt $END ]; do
         case $name in
         cpuctl)
-            m=$(rnd_mask)
+            m=$(rnd_mask pairs)
             if [ $(( RANDOM % 2 )) = 0 ]; then v=offline; else v=online; fi
             cpuctl --timeout 120 $v "$m" >/dev/null 2>&1 && ok=$((ok + 1)) || err=$((err + 1)) ;;
         direct)
-            m=$(rnd_mask)
+            m=$(rnd_mask pairs)
             if [ $(( RANDOM % 2 )) = 0 ]; then v=offline; else v=online; fi
             (echo "$m" >$SYS/$v) 2>/dev/null && ok=$((ok + 1)) || err=$((err + 1)) ;;
         percpu)
