@@ -11,8 +11,8 @@
 # The fuzz label builds the libFuzzer targets with clang (tests/fuzz/run.sh) and runs each
 # for 60 s under ASan and UBSan.
 #
-# The vm-bulk label builds the companion-patched kernels, 6.1 and 6.12's lockdep flavour
-# (cached by hash in $CPUHPD_CACHE, 9-10 minutes each on 2 idle cores the first time)
+# The vm-bulk label builds the companion-patched kernels, 6.1 and 6.12, both with lockdep
+# (cached by hash in $CPUHPD_CACHE, 6-10 minutes each on 2 idle cores the first time)
 # and runs the guest suite on them. On a run of everything (no arguments) the two
 # kernels build in the background at nice 19 from the start, in the CPU time the build,
 # the unit tests and the stock guest suites leave idle; the kernel-build-* tests then
@@ -31,7 +31,7 @@ if [ $# -eq 0 ] && [ "${CPUHPD_PREBUILD_KERNELS:-1}" = 1 ]; then
     # nice works against the other jobs (a session of its own is an autogroup of its
     # own, which the scheduler shares fairly with this one whatever the nice value).
     nice -n 19 bash -c '
-        for args in "--base 6.12 --lockdep" "--base 6.1"; do
+        for args in "--base 6.12 --lockdep" "--base 6.1 --lockdep"; do
             echo "== kernel/build.sh $args: start $(date +%T)"
             "$0/kernel/build.sh" $args || echo "== kernel/build.sh $args: FAILED (the test builds it again)"
         done' "$here" >"$build/kernel-prebuild.log" 2>&1 &
