@@ -20,8 +20,11 @@
 // Prints one line:
 //   dl-push cpu C src S b_wakes_before N b_on_cpu_before N b_wakes_after N
 //           b_on_cpu_after N b_on_src_after N window_ms W
-// (after = woken 2 ms or more after CPU was seen inactive). The guest scenario
-// bulk-dlpush runs it.
+// (after = woken from a sleep that began once CPU was seen inactive, so that the
+// wake-up itself came after the deactivation. A wake-up queued on CPU just before it,
+// which a loaded TCG host can run more than 2 ms late, is not one: it made CI count
+// 1 of 22 and 1 of 32 wake-ups on CPU when the rule was "woken 2 ms after".) The
+// guest scenario bulk-dlpush runs it.
 #define _GNU_SOURCE
 #include <stdint.h>
 
@@ -45,7 +48,6 @@ struct dl_attr {
 	uint64_t sched_period;
 };
 
-static const long long kMarginNs = 2000000LL;
 static const long long kBatchTimeoutNs = 60000000000LL;
 static const long long kReadyTimeoutNs = 20000000000LL;
 
@@ -96,7 +98,7 @@ static void *a_main(void *arg)
 static void *b_main(void *arg)
 {
 	struct timespec nap = {0, 2000000};
-	long long t, t0;
+	long long slept, t0;
 	int cpu;
 
 	(void)arg;
@@ -108,15 +110,15 @@ static void *b_main(void *arg)
 	set_mask(0, target, src);
 	atomic_store(&b_ready, 1);
 	while (!atomic_load(&stop)) {
+		slept = now_ns();
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, NULL);
-		t = now_ns();
 		cpu = sched_getcpu();
 		t0 = atomic_load(&inactive_at);
 		if (!t0) {
 			atomic_fetch_add(&b_wakes_before, 1);
 			if (cpu == target)
 				atomic_fetch_add(&b_on_target_before, 1);
-		} else if (t - t0 >= kMarginNs) {
+		} else if (slept >= t0) {
 			atomic_fetch_add(&b_wakes_after, 1);
 			if (cpu == target)
 				atomic_fetch_add(&b_on_target_after, 1);
