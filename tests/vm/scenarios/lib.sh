@@ -215,8 +215,16 @@ splat_show() {
 splat_first() { dmesg | grep -E "${2:-$KERNEL_SPLAT}" | sed -n "${1}p"; }
 
 # ---------------------------------------------------------------- random batches
-# For the stress scenarios, which set H (the hotpluggable CPUs), NH (their count), P1 (the
-# last package, a cpulist) and S (the SMT secondaries) first.
+# For the stress scenarios. rnd_setup sets H (the CPUs with an online file, protected or
+# not), NH (their count), PK (the last package), P1 (its CPUs, a cpulist) and S (the SMT
+# secondaries), which rnd_cpu and rnd_mask draw from.
+rnd_setup() {
+    local c
+    H=""; for c in $PRESENT; do has_online_file $c && H="$H $c"; done; H=$(echo $H)
+    NH=$(count $H)
+    PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
+    S=$(smt_secondaries)
+}
 rnd_cpu() { nth $(( RANDOM % NH )) $H; }
 # rnd_mask [pairs]: the last package, the SMT secondaries or a random range; with
 # "pairs", also a random pair of CPUs

@@ -9,8 +9,9 @@
 # batch that got to the CPU between rcutorture's cpu_online() check and its remove_cpu()
 # or add_cpu(). Each direction must have had at least 3 batches. WARN, lockdep and
 # stall reports are init's kernel-log check. /sys/kernel/rcu_expedited is 1 while it
-# runs (below: rcutorture must be the only one driving rcu_expedite_gp() otherwise). TORTURE_TYPE (default rcu) is rcutorture's
-# torture_type: "busted", its deliberately broken RCU, must make this scenario fail.
+# runs (below: rcutorture must be the only one driving rcu_expedite_gp() otherwise).
+# TORTURE_TYPE (default rcu) is rcutorture's torture_type: "busted", its deliberately
+# broken RCU, must make this scenario fail.
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 MODS=/lib/cpuhpd-modules
@@ -19,11 +20,8 @@ MODS=/lib/cpuhpd-modules
 assert_all_online "start"
 SECS=${TORTURE_SECS:-60}
 TYPE=${TORTURE_TYPE:-rcu}
-H=""; for c in $PRESENT; do has_online_file $c && H="$H $c"; done; H=$(echo $H)
-NH=$(count $H)
+rnd_setup
 [ $NH -ge 4 ] || skip "needs 4 hotpluggable CPUs"
-PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
-S=$(smt_secondaries)
 
 # Few readers (the default is one per CPU): 16 vCPUs share 2 host cores under TCG. No
 # forward-progress test: it floods callbacks, which measures the host, not the batch.
@@ -38,14 +36,12 @@ ends0=$(dmesg | grep -c -- '-torture:--- End of test')
 # documented way around it: expediting "controlled from boot/sysfs", rcu_expedited=1
 # from before the writer starts until it stops; rcutorture then leaves expediting alone.
 exp0=$(rd /sys/kernel/rcu_expedited)
+# Whatever way the scenario ends: the modules out, rcu_expedited as it was.
+unload() { rmmod rcutorture 2>/dev/null; rmmod torture 2>/dev/null; echo "$exp0" >/sys/kernel/rcu_expedited; }
+trap unload EXIT
 echo 1 >/sys/kernel/rcu_expedited || fail "cannot write /sys/kernel/rcu_expedited"
 insmod $MODS/torture.ko || fail "insmod torture.ko failed"
-unload() { rmmod rcutorture 2>/dev/null; rmmod torture 2>/dev/null; echo "$exp0" >/sys/kernel/rcu_expedited; }
-if ! insmod $MODS/rcutorture.ko $params; then
-    rmmod torture
-    echo "$exp0" >/sys/kernel/rcu_expedited
-    fail "insmod rcutorture.ko $params failed"
-fi
+insmod $MODS/rcutorture.ko $params || fail "insmod rcutorture.ko $params failed"
 note "rcutorture loaded ($params); bulk batches for $SECS s"
 
 off_ok=0 off_err=0 on_ok=0 on_err=0 errs=""
@@ -60,14 +56,15 @@ done
 note "batches: offline $off_ok done, $off_err refused; online $on_ok done, $on_err refused${errs:+ (${errs#|})}"
 
 t0=$(now_ms)
-rmmod rcutorture || { unload; fail "rmmod rcutorture failed"; }
-rmmod torture
-echo "$exp0" >/sys/kernel/rcu_expedited
+rmmod rcutorture || fail "rmmod rcutorture failed"
+unload
 note "rcutorture unloaded in $(( $(now_ms) - t0 )) ms"
 dmesg | grep -E -- "$TYPE-torture: *(Reader Pipe|Reader Batch|Free-Block|rtc:)" | tail -n 4 | sed 's/^/  | /'
 dmesg | grep -q -- "$TYPE-torture: GP expediting controlled from boot/sysfs" ||
     fail "rcutorture did not leave expediting to sysfs (no 'GP expediting controlled from boot/sysfs')"
-dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | tail -n 5 | sed 's/^/  | /'
+# its own hotplug calls that failed (verbose=1 logs each with its errno)
+onoff_failed=$(dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed")
+[ -n "$onoff_failed" ] && echo "$onoff_failed" | tail -n 5 | sed 's/^/  | /'
 ends=$(dmesg | grep -c -- '-torture:--- End of test')
 [ "$ends" -gt "$ends0" ] || fail "rcutorture printed no 'End of test' line on unload"
 end=$(dmesg | grep -- '-torture:--- End of test' | tail -n 1)
@@ -76,8 +73,8 @@ note "rcutorture: End of test: $verdict"
 case "$verdict" in
 SUCCESS) ;;
 RCU_HOTPLUG)
-    bad=$(dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | grep -vc 'errno 1$')
-    n1=$(dmesg | grep -E "torture_onoff task: (offline|online) [0-9]+ failed" | grep -c 'errno 1$')
+    bad=$(printf '%s' "$onoff_failed" | grep -vc 'errno 1$')
+    n1=$(printf '%s' "$onoff_failed" | grep -c 'errno 1$')
     [ "$bad" = 0 ] || fail "rcutorture's own hotplug failed $bad time(s) with an errno other than 1 (see above)"
     note "its $n1 failed hotplug call(s) all found the CPU already there (errno 1): a bulk batch got there first" ;;
 *) fail "rcutorture: End of test: $verdict" ;;

@@ -14,8 +14,7 @@
 need_bulk_kernel
 assert_all_online "start"
 SECS=${STRESS_SECS:-75}
-H=""; for c in $PRESENT; do has_online_file $c && H="$H $c"; done; H=$(echo $H)
-NH=$(count $H)
+rnd_setup
 [ $NH -ge 4 ] || skip "needs 4 hotpluggable CPUs"
 PAT="$KERNEL_SPLAT|Call Trace"
 lockdep_on=0
@@ -27,8 +26,6 @@ else
 fi
 # What the log held before (boot, earlier scenarios) is init's to report, not this check's.
 pre=$(splat_count "$PAT")
-PK=$(last $(packages)); P1=$(compress $(cpus_of_pkg $PK))
-S=$(smt_secondaries)
 END=$(( $(date +%s) + SECS ))
 note "stress for $SECS s: hotpluggable {$(compress $H)}, package $PK {$P1}, secondaries {$(compress $S)}"
 
