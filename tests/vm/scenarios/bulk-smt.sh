@@ -8,8 +8,6 @@
 # vCPU halts (host-side check), and a switch that fails at a sibling in the middle
 # (cpuN/hotplug/fail at sched:active) keeps the siblings before it offline, the rest
 # online, and smt/control not "off", as the per-CPU loop did.
-# Not in a suite: the SMT patch is on branch kernel-smt, not in kernel/patches (it fails
-# on the series there: 8 rebuilds for 8 siblings).
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 need_binaries
