@@ -86,7 +86,7 @@ void Engine::refresh_later() {
     if (busy_ || !admission_ || refresh_queued_.exchange(true)) {
         return;
     }
-    admission_->post([this] {
+    post_admission([this] {
         refresh_queued_ = false;  // a change noticed from now on queues another re-read
         read();                   // adopted on the owner's thread
     });
@@ -212,8 +212,23 @@ void Engine::change(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
     const auto received = std::chrono::steady_clock::now();
     const std::uint64_t token = count_unanswered(ask.caller);
     unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
-    admission_->post(
-        [this, token, ask = std::move(ask), received] { admit(token, ask, received); });
+    // A read takes tens of milliseconds on a loaded machine: one read per change would feed
+    // a burst of changes to the executor one read apart, past its coalescing window. The
+    // changes that come while a task to admit them waits join it and share its read.
+    const std::lock_guard lock(waiting_mutex_);
+    if (!open_changes_) {
+        open_changes_ = std::make_shared<WaitingChanges>();
+        admission_->post([this, changes = open_changes_] { admit_changes(changes); });
+    }
+    open_changes_->push_back({token, std::move(ask), received});
+}
+
+void Engine::post_admission(std::function<void()> task) {
+    // Closed and posted under one lock: a change either joins a list posted before `task`
+    // or starts one posted after it.
+    const std::lock_guard lock(waiting_mutex_);
+    open_changes_.reset();
+    admission_->post(std::move(task));
 }
 
 std::uint64_t Engine::cancel(std::uint64_t batch_id) {
@@ -240,19 +255,41 @@ void Engine::queue(Request request, const MachineState& state,
         });
 }
 
-void Engine::admit(std::uint64_t token, const ChangeAsk& ask,
-                   std::chrono::steady_clock::time_point received) {
+void Engine::admit_changes(const std::shared_ptr<WaitingChanges>& changes) {
+    WaitingChanges taken;
+    {
+        const std::lock_guard lock(waiting_mutex_);
+        if (open_changes_ == changes) {
+            open_changes_.reset();
+        }
+        taken.swap(*changes);
+    }
+    auto refuse = [this](std::uint64_t token, std::exception_ptr error) {
+        post_([this, token, error = std::move(error)] { complete(token, error); });
+    };
+    MachineState state;
     try {
         if (!executor_) {
             throw Refusal(RefusalKind::Busy, "cpuhpd is stopping; nothing was changed");
         }
-        const MachineState state = read();
-        Request request = resolve(ask, state, setup_.settings);
-        request.received = received;
-        queue(std::move(request), state,
-              [this, token](RequestResult result) { complete(token, std::move(result)); });
+        state = read();
     } catch (...) {
-        post_([this, token, error = std::current_exception()] { complete(token, error); });
+        for (const auto& change : taken) {
+            refuse(change.token, std::current_exception());
+        }
+        return;
+    }
+    for (const auto& change : taken) {
+        // What refuses one change answers that change only.
+        try {
+            Request request = resolve(change.ask, state, setup_.settings);
+            request.received = change.received;
+            queue(std::move(request), state, [this, token = change.token](RequestResult result) {
+                complete(token, std::move(result));
+            });
+        } catch (...) {
+            refuse(change.token, std::current_exception());
+        }
     }
 }
 
@@ -283,7 +320,7 @@ void Engine::stop(bool cancel_batch, std::function<void()> stopped) {
     // in flight (cancelled: it stops after the write in flight and rolls atomic requests
     // back) and answers the queued requests Busy, through post_, which the owner keeps
     // serving meanwhile.
-    admission_->post([this, stopped = std::move(stopped)] {
+    post_admission([this, stopped = std::move(stopped)] {
         executor_.reset();
         post_(stopped);
     });

@@ -169,8 +169,9 @@ public:
     std::optional<ActiveProfile> active_profile() const { return active_profile_; }
 
     // Resolves and queues the change off the owner's thread; `done` is called later on the
-    // owner's thread, exactly once. Throws Refusal(Busy) at once when stopping or when the
-    // caller has kMaxUnansweredPerCaller changes unanswered.
+    // owner's thread, exactly once. Changes made while earlier ones wait for the admission
+    // thread are admitted with them, against one read of the machine. Throws Refusal(Busy) at
+    // once when stopping or when the caller has kMaxUnansweredPerCaller changes unanswered.
     void change(ChangeAsk ask, std::function<void(ChangeAnswer)> done);
     // Cancels the running batch `batch_id` (0: whichever runs); returns its id. Throws
     // Refusal(NoSuchBatch) when none such runs, Refusal(Busy) when stopping.
@@ -217,6 +218,13 @@ private:
         std::function<void(HoldOutcome)> hold_done;  // or a hold
     };
     struct ProfileRun;
+    // A change waiting for the admission thread.
+    struct WaitingChange {
+        std::uint64_t token = 0;
+        ChangeAsk ask;
+        std::chrono::steady_clock::time_point received{};
+    };
+    using WaitingChanges = std::vector<WaitingChange>;
 
     void adopt(MachineState state);
     void notice(Notice::Level level, std::string text,
@@ -225,9 +233,12 @@ private:
     // when stopping) and returns its token; take_unanswered() ends that.
     std::uint64_t count_unanswered(const std::string& caller);
     std::optional<Unanswered> take_unanswered(std::uint64_t token);
-    // Admission thread: resolves the change against a fresh read and queues it.
-    void admit(std::uint64_t token, const ChangeAsk& ask,
-               std::chrono::steady_clock::time_point received);
+    // Every task for the admission thread but change()'s goes through here: it closes the
+    // open list of waiting changes, so that a change made after `task` is admitted after it.
+    void post_admission(std::function<void()> task);
+    // Admission thread: takes `changes` (no change joins them from now on), reads the machine
+    // once and resolves and queues each change against that read, in the order they came.
+    void admit_changes(const std::shared_ptr<WaitingChanges>& changes);
     void complete(std::uint64_t token, ChangeAnswer answer);
     // Queues `request` against `state`; `done` gets its result on the owner's thread. What
     // the executor refuses at once is thrown.
@@ -303,6 +314,11 @@ private:
     mutable std::mutex in_flight_mutex_;
     std::optional<BatchInFlight> in_flight_;  // under in_flight_mutex_; set by the worker
     HoldTable holds_;                         // any thread
+    std::mutex waiting_mutex_;
+    // The changes a change made now joins (under waiting_mutex_): their admit_changes() task
+    // has neither started nor had another task posted behind it. None: the next change posts
+    // a task of its own.
+    std::shared_ptr<WaitingChanges> open_changes_;
     // Used on the admission thread only, once start() has made it; its worker calls into
     // everything above.
     std::unique_ptr<Executor> executor_;

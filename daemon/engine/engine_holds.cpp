@@ -88,7 +88,7 @@ void Engine::hold(HoldAsk ask, std::function<void(HoldOutcome)> done) {
     const std::uint64_t token = count_unanswered(ask.change.caller);
     const auto received = std::chrono::steady_clock::now();
     unanswered_.emplace(token, Unanswered{ask.change.caller, {}, std::move(done)});
-    admission_->post(
+    post_admission(
         [this, token, ask = std::move(ask), received] { admit_hold(token, ask, received); });
 }
 
@@ -233,7 +233,7 @@ void Engine::end_hold(std::uint64_t id, const std::string& reason,
         }
         return;
     }
-    admission_->post([this, hold = *hold, putting_online, putting_offline, done = std::move(done)] {
+    post_admission([this, hold = *hold, putting_online, putting_offline, done = std::move(done)] {
         restore_hold(hold, putting_online, putting_offline, done);
     });
 }
@@ -447,7 +447,7 @@ void Engine::defend_holds() {
         guard.reputting |= wrong;
         const CpuSet back_online = expected & wrong;
         const CpuSet back_offline = wrong - expected;
-        admission_->post([this, id = hold.id, back_online, back_offline] {
+        post_admission([this, id = hold.id, back_online, back_offline] {
             const MachineState state = read();
             // Not a structured binding: clang before 16 cannot capture one in a lambda (the
             // fuzz build and clang-tidy use clang 14).

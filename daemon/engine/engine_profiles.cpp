@@ -146,8 +146,8 @@ void Engine::apply_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> do
     if (!ask.dry_run) {
         profile_changing_ = true;
     }
-    admission_->post([this, ask = std::move(ask), profile, active = active_profile_,
-                      done = std::move(done)] { run_profile(ask, profile, active, done); });
+    post_admission([this, ask = std::move(ask), profile, active = active_profile_,
+                    done = std::move(done)] { run_profile(ask, profile, active, done); });
 }
 
 void Engine::revert_profile(ProfileAsk ask, std::function<void(ProfileAnswer)> done) {

@@ -2,14 +2,24 @@
 // it over a fake machine, with the test as its owner thread. No bus.
 #include "engine.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
+#include <string_view>
+#include <system_error>
+#include <thread>
 
 #include "engine_fixture.h"
 #include "journal_file.h"
@@ -624,6 +634,257 @@ TEST_F(EngineTest, RecoveryLeavesTheCpusOfKeptHoldsAsHeld) {
     EXPECT_FALSE(machine.fs.online().contains(4));
     EXPECT_TRUE(machine.fs.online().contains(6));
     engine->start();
+}
+
+// `cpu/present` as a sysfs file the kernel is slow to answer: a FIFO whose reads wait until the
+// test lets them through (release()). It counts the reads as they open it (inotify), so a test
+// knows when one waits. The engine reads the machine one read at a time (its read mutex), so
+// each read gets exactly the answer written for it.
+class SlowPresent {
+public:
+    explicit SlowPresent(FakeSysfs& fs)
+        : file_(fs.cpu_dir() / "present"), text_(fs.read("devices/system/cpu/present") + "\n") {
+        const auto fifo = fs.cpu_dir() / "present.fifo";
+        check(::mkfifo(fifo.c_str(), 0644), "mkfifo");
+        fifo_ = check(::open(fifo.c_str(), O_RDWR | O_CLOEXEC), "open");
+        inotify_ = check(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK), "inotify_init1");
+        check(::inotify_add_watch(inotify_, fs.cpu_dir().c_str(), IN_OPEN), "inotify_add_watch");
+        check(::pipe2(stop_, O_CLOEXEC), "pipe2");
+        std::filesystem::rename(fifo, file_);
+        server_ = std::thread([this] { serve(); });
+    }
+    // Lets the reads through and puts the plain file back. After the engine's last read of
+    // the FIFO: one that opened it after this would wait forever.
+    ~SlowPresent() {
+        release();
+        const auto plain = file_.string() + ".plain";
+        std::ofstream(plain) << text_;
+        std::error_code ec;
+        std::filesystem::rename(plain, file_, ec);
+        const char stop = 0;
+        if (::write(stop_[1], &stop, 1) == 1) {
+            server_.join();
+        } else {
+            server_.detach();  // cannot happen (an empty pipe); better than std::terminate
+        }
+        for (const int fd : {fifo_, inotify_, stop_[0], stop_[1]}) {
+            ::close(fd);
+        }
+    }
+    SlowPresent(const SlowPresent&) = delete;
+    SlowPresent& operator=(const SlowPresent&) = delete;
+
+    // Waits (10 s at most) until `count` reads have opened the file.
+    bool wait_for_reads(int count) {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, 10s, [&] { return reads_ >= count; });
+    }
+    // The read waiting, and every later one, is answered at once.
+    void release() {
+        {
+            const std::lock_guard lock(mutex_);
+            released_ = true;
+        }
+        changed_.notify_all();
+    }
+    int reads() {
+        const std::lock_guard lock(mutex_);
+        return reads_;
+    }
+
+private:
+    static int check(int result, const char* call) {
+        if (result < 0) {
+            throw std::system_error(errno, std::generic_category(), call);
+        }
+        return result;
+    }
+    void serve() {
+        for (;;) {
+            pollfd fds[2] = {{inotify_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+                return;
+            }
+            // The opens first: a reader that came before the stop still gets its answer.
+            if ((fds[0].revents & POLLIN) != 0) {
+                alignas(inotify_event) char buf[4096];
+                const ssize_t n = ::read(inotify_, buf, sizeof buf);
+                for (char* p = buf; n > 0 && p < buf + n;) {
+                    const auto* event = reinterpret_cast<const inotify_event*>(p);
+                    if (event->len > 0 && std::string_view(event->name) == "present") {
+                        answer();
+                    }
+                    p += sizeof(inotify_event) + event->len;
+                }
+                continue;
+            }
+            if (fds[1].revents != 0) {
+                return;
+            }
+        }
+    }
+    void answer() {
+        std::unique_lock lock(mutex_);
+        ++reads_;
+        changed_.notify_all();
+        changed_.wait(lock, [this] { return released_; });
+        lock.unlock();
+        if (::write(fifo_, text_.data(), text_.size()) != static_cast<ssize_t>(text_.size())) {
+            ADD_FAILURE() << "cannot answer a read of " << file_;
+        }
+    }
+
+    std::filesystem::path file_;
+    std::string text_;  // what the plain file held
+    int fifo_ = -1;     // O_RDWR: it counts as a writer, so a reader waits instead of seeing EOF
+    int inotify_ = -1;
+    int stop_[2] = {-1, -1};
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    int reads_ = 0;
+    bool released_ = false;
+    std::thread server_;  // started last, once every member above exists
+};
+
+// Holds every write while paused: the executor's worker stays in the middle of its batch
+// until resume().
+class PausingWriter final : public AttributeWriter {
+public:
+    explicit PausingWriter(AttributeWriter& writer) : writer_(writer) {}
+    int write(const std::filesystem::path& file, const std::string& value) override {
+        {
+            std::unique_lock lock(mutex_);
+            ++held_;
+            changed_.notify_all();
+            changed_.wait(lock, [this] { return !paused_; });
+            --held_;
+        }
+        return writer_.write(file, value);
+    }
+    void pause() {
+        const std::lock_guard lock(mutex_);
+        paused_ = true;
+    }
+    void resume() {
+        {
+            const std::lock_guard lock(mutex_);
+            paused_ = false;
+        }
+        changed_.notify_all();
+    }
+    // Waits (10 s at most) until a write is held.
+    bool wait_until_holding() {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, 10s, [this] { return held_ > 0; });
+    }
+
+private:
+    AttributeWriter& writer_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    int held_ = 0;
+    bool paused_ = false;
+};
+
+// The engine writes through a PausingWriter, and its reads of the machine can be made slow.
+struct EngineAdmissionTest : EngineTest {
+    void SetUp() override {
+        engine = std::make_unique<Engine>(setup, writer, events, loop.post());
+        engine->start();
+    }
+    void TearDown() override {
+        // The engine's shutdown waits for its threads: nothing may hold them.
+        writer.resume();
+        if (present) {
+            present->release();
+        }
+        EngineTest::TearDown();
+        engine.reset();  // before the writer and the FIFO it uses
+        present.reset();
+    }
+    // The admission thread is busy from now on: a re-read (as after a uevent) waits in a slow
+    // read of the machine until present->release().
+    void hold_admission() {
+        present = std::make_unique<SlowPresent>(machine.fs);
+        engine->refresh_later();
+        ASSERT_TRUE(present->wait_for_reads(1));
+    }
+
+    PausingWriter writer{machine.writer};
+    std::unique_ptr<SlowPresent> present;
+};
+
+TEST_F(EngineAdmissionTest, ChangesThatComeWhileAdmissionIsBusyShareOneReadAndOneBatch) {
+    // A batch runs, held at its first write: the changes below queue behind it and make the
+    // next batch, whatever the coalescing window.
+    writer.pause();
+    std::optional<ChangeAnswer> running;
+    engine->change(ask(Action::Offline, "1", ":1.2"),
+                   [&](ChangeAnswer got) { running = std::move(got); });
+    ASSERT_TRUE(writer.wait_until_holding());
+    // The loop has not run the executor's busy report yet, so the engine takes the re-read.
+    ASSERT_NO_FATAL_FAILURE(hold_admission());
+
+    constexpr int kChanges = 8;
+    std::vector<std::optional<ChangeAnswer>> answers(kChanges);
+    for (int i = 0; i < kChanges; ++i) {
+        engine->change(ask(Action::Offline, std::to_string(2 + i), ":1." + std::to_string(10 + i)),
+                       [&answers, i](ChangeAnswer got) { answers[i] = std::move(got); });
+    }
+    // Answered once every change before it was admitted.
+    std::optional<ProfileAnswer> dry_run;
+    ProfileAsk night;
+    night.name = "night";
+    night.dry_run = true;
+    night.caller = ":1.1";
+    engine->apply_profile(night, [&](ProfileAnswer got) { dry_run = std::move(got); });
+    present->release();
+    ASSERT_TRUE(loop.pump_until([&] { return dry_run.has_value(); }));
+    // The re-read, one for all eight changes, and the dry run's.
+    EXPECT_EQ(present->reads(), 3);
+
+    writer.resume();
+    ASSERT_TRUE(loop.pump_until([&] {
+        return running && events.batches.size() == 2 &&
+               std::all_of(answers.begin(), answers.end(),
+                           [](const auto& a) { return a.has_value(); });
+    }));
+    ASSERT_TRUE(std::holds_alternative<RequestResult>(*running));
+    std::set<std::uint64_t> batch_ids;
+    for (const auto& answer : answers) {
+        ASSERT_TRUE(std::holds_alternative<RequestResult>(*answer));
+        EXPECT_EQ(std::get<RequestResult>(*answer).outcome, Outcome::Ok);
+        batch_ids.insert(std::get<RequestResult>(*answer).batch_id);
+    }
+    EXPECT_EQ(batch_ids, std::set<std::uint64_t>{events.batches[1].batch_id});
+    EXPECT_NE(events.batches[1].batch_id, std::get<RequestResult>(*running).batch_id);
+    EXPECT_EQ(events.batches[1].requests, std::size_t{kChanges});
+    EXPECT_EQ(machine.fs.online(), set({0, 10, 11, 12, 13, 14, 15}));
+}
+
+TEST_F(EngineAdmissionTest, AChangeMadeAfterAnotherAdmissionTaskIsAdmittedAfterIt) {
+    ASSERT_NO_FATAL_FAILURE(hold_admission());
+    // A change (whose admission waits for company), the profile that takes package 1
+    // (4-7, 12-15) offline, and a change that brings CPU 4 back. The last must not join the
+    // first: admitted before the profile, it would find CPU 4 online, and the profile would
+    // then take it.
+    std::optional<ChangeAnswer> first;
+    std::optional<ProfileAnswer> profile_done;
+    std::optional<ChangeAnswer> last;
+    engine->change(ask(Action::Offline, "2"), [&](ChangeAnswer got) { first = std::move(got); });
+    ProfileAsk night;
+    night.name = "night";
+    night.caller = ":1.1";
+    engine->apply_profile(night, [&](ProfileAnswer got) { profile_done = std::move(got); });
+    engine->change(ask(Action::Online, "4"), [&](ChangeAnswer got) { last = std::move(got); });
+    present->release();
+
+    ASSERT_TRUE(loop.pump_until([&] { return first && profile_done && last; }));
+    EXPECT_TRUE(std::holds_alternative<RequestResult>(*first));
+    EXPECT_TRUE(std::holds_alternative<ProfileDone>(*profile_done));
+    ASSERT_TRUE(std::holds_alternative<RequestResult>(*last));
+    EXPECT_EQ(std::get<RequestResult>(*last).outcome, Outcome::Ok);
+    EXPECT_EQ(machine.fs.online(), set({0, 1, 3, 4, 8, 9, 10, 11}));
 }
 
 }  // namespace
