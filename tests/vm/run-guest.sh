@@ -378,6 +378,22 @@ fi
 echo "---- $topology: scenario results (${elapsed} s wall)"
 grep -aE '^SCENARIO [^ ]+ (PASS|FAIL|SKIP)' "$clean" || echo "(no scenario result lines)"
 grep -aE '^CPUHPD-VM: init reached' "$clean" || true
+# The first kernel report of the run (lib.sh's KERNEL_SPLAT at a line's start), in short,
+# here where a log cut short (CI) still shows it: its head, then for a lockdep report each
+# recorded dependency "-> #N (lock)" with the first frames below lockdep's own, and the
+# locks held; for any other, the first frames of its call trace.
+splat_pat=$(sed -n "s/^KERNEL_SPLAT='\(.*\)'$/\1/p" "$here/scenarios/lib.sh")
+first_report=$(grep -anE "^($splat_pat)" "$clean" | head -n1 | cut -d: -f1 || true)
+if [ -n "$splat_pat" ] && [ -n "$first_report" ]; then
+    echo "---- $topology: the first kernel report, in short (console line $first_report)"
+    tail -n +"$first_report" "$clean" | head -n 400 | awk '
+        NR <= 14 { if (NF) print; next }
+        /Call Trace:/ { print; trace = 1; frames = 0; next }
+        trace && frames < 12 && /^ +[a-z_?]/ { print; frames++ }
+        /^-> #|^Chain exists of|-->|^ *(lock|rlock|wlock)\(|^ *\*\*\* DEADLOCK|^ #[0-9]+:/ { print; frames = 0; dep = /^-> #/; next }
+        dep && frames < 8 && /^ +[a-z_][a-zA-Z0-9_.]*\+0x/ && !/lock_acquire|lockdep|validate_chain|check_prev|check_noncircular/ { print; frames++ }
+        /^stack backtrace:|end trace/ { exit }' || true
+fi
 # Tables some scenarios print as notes (bulk-counts: COUNT and TIME lines).
 if grep -aqE '^ *# (COUNT|TIME) ' "$clean"; then
     echo "---- $topology: counts and timings"
