@@ -10,9 +10,7 @@
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 assert_all_online "start"
-CG=/sys/fs/cgroup
-[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
-grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "no cpuset controller in cgroup v2"
+need_cpuset_v2
 [ $(count $(packages)) -ge 2 ] || skip "needs 2 packages"
 PK=$(last $(packages))
 B=$(cpus_of_pkg $PK)

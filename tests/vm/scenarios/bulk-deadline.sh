@@ -120,9 +120,7 @@ assert_all_online "after the first case"
 # batch that leaves the partition 2 CPUs (2 x 0.95 = 1.9 < 1.95 + 2 fair servers of 0.05)
 # must be refused with EBUSY before it begins (refused_for_free: the check is made for
 # the whole batch first), and one that leaves 3 (2.85) goes through.
-CG=/sys/fs/cgroup
-[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
-grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "second case: no cpuset controller in cgroup v2"
+need_cpuset_v2 "second case: "
 [ $(count $(packages)) -ge 2 ] || skip "second case: needs 2 packages"
 [ -n "$(minus "$(cpus_of_pkg $(first $(packages)))" 0)" ] || skip "second case: needs a hotpluggable CPU outside the last package"
 PB=$(cpus_of_pkg $(last $(packages)))

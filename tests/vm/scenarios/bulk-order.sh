@@ -9,9 +9,7 @@
 . /cpuhpd-tests/lib.sh
 need_bulk_kernel
 command -v uevent-count >/dev/null || skip "uevent-count not in the initramfs (no static gcc at build time)"
-CG=/sys/fs/cgroup
-[ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
-grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "no cpuset controller in cgroup v2"
+need_cpuset_v2
 assert_all_online "start"
 H=$(hotpluggable)
 HL=$(compress $H)

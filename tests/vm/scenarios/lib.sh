@@ -439,6 +439,13 @@ cpuset_pair() {
     grep -qw cpuset $cg/cgroup.subtree_control || echo +cpuset >$cg/cgroup.subtree_control || return 1
     mkdir -p $cg/$1 $cg/$3 && echo "$2" >$cg/$1/cpuset.cpus && echo "$4" >$cg/$3/cpuset.cpus
 }
+# need_cpuset_v2 [PREFIX]: CG=/sys/fs/cgroup, with cgroup v2 mounted there (mounted
+# now if it is not) and its cpuset controller; else SKIP, PREFIX before the reason.
+need_cpuset_v2() {
+    CG=/sys/fs/cgroup
+    [ -e $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG 2>/dev/null
+    grep -qw cpuset $CG/cgroup.controllers 2>/dev/null || skip "${1:-}no cpuset controller in cgroup v2"
+}
 # partition_make NAME CPUS: a cgroup v2 cpuset partition (its own root domain) at
 # /sys/fs/cgroup/NAME on CPUS. Non-zero, with PARTITION_ERR saying which step was
 # refused, on failure; partition_remove undoes it either way.
