@@ -19,30 +19,32 @@ REST=$(minus "$PRESENT" "$B")
 partition_make p "$BL" || fail "$PARTITION_ERR"
 sh -c 'while :; do sleep 1; done' & T=$!
 cleanup() { kill $T 2>/dev/null; wait $T 2>/dev/null; partition_remove p; }
-echo $T >$CG/p/cgroup.procs || { cleanup; fail "cannot move task $T into the partition"; }
+trap cleanup EXIT
+task_cpus() { expand "$(taskset -pc $T 2>/dev/null | sed 's/.*: //')"; }
+echo $T >$CG/p/cgroup.procs || fail "cannot move task $T into the partition"
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition p {$BL}"
 
 for c in $B; do
     kwrite $SYS/cpu$c/online 0
-    [ "$KW" = ok ] || { cleanup; fail "cpu$c/online = 0 of the partition {$BL}: $KW"; }
+    [ "$KW" = ok ] || fail "cpu$c/online = 0 of the partition {$BL}: $KW"
 done
 state=$(rd $CG/p/cpuset.cpus.partition)
 note "every CPU of p offline: partition '$state'"
 case "$state" in "root invalid"*) echo "  ok: partition invalid with no CPU online" ;;
-*) cleanup; fail "partition with every CPU offline: '$state', expected 'root invalid (...)'" ;; esac
-aff=$(expand "$(taskset -pc $T 2>/dev/null | sed 's/.*: //')")
-[ -n "$aff" ] || { cleanup; fail "cannot read task $T's affinity"; }
-[ -z "$(minus "$aff" "$REST")" ] || { cleanup; fail "task $T's affinity {$(compress $aff)} is not within the parent's CPUs {$(compress $REST)}"; }
+*) fail "partition with every CPU offline: '$state', expected 'root invalid (...)'" ;; esac
+aff=$(task_cpus)
+[ -n "$aff" ] || fail "cannot read task $T's affinity"
+[ -z "$(minus "$aff" "$REST")" ] || fail "task $T's affinity {$(compress $aff)} is not within the parent's CPUs {$(compress $REST)}"
 echo "  ok: task $T runs on {$(compress $aff)}, within the parent's CPUs"
 
 for c in $B; do
     kwrite $SYS/cpu$c/online 1
-    [ "$KW" = ok ] || { cleanup; fail "cpu$c/online = 1: $KW"; }
+    [ "$KW" = ok ] || fail "cpu$c/online = 1: $KW"
 done
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition p with its CPUs back"
 assert_eq "$(rd $CG/p/cpuset.cpus.effective)" "$BL" "partition p's effective CPUs"
-aff=$(expand "$(taskset -pc $T 2>/dev/null | sed 's/.*: //')")
+aff=$(task_cpus)
 assert_eq "$(compress $aff)" "$BL" "task $T's affinity, back in the partition"
-cleanup
+cleanup; trap - EXIT
 assert_all_online end
 exit 0
