@@ -29,21 +29,30 @@ rt_was=$(cat $RT)
 echo -1 >$RT || skip "cannot turn DEADLINE admission off ($RT = -1)"
 trap "echo $rt_was >$RT" EXIT
 note "batch {$BATCH}: the secondaries, then cpu$X (B's CPU); A on cpu$SRC"
-start_ready /tmp/dlpush.ready /tmp/dlpush.out dl-push $X $SRC /tmp/dlpush.ready ||
-    fail "dl-push did not start: $(cat /tmp/dlpush.out)"
-kwrite $SYS/offline "$BATCH"
-rm -f /tmp/dlpush.ready
-wait $BG_PID; rc=$?
-out=$(cat /tmp/dlpush.out)
-echo "  | $out"
-[ "$KW" = ok ] || fail "offline $BATCH: $KW"
-[ $rc = 0 ] || fail "dl-push exited with $rc: $out"
 field() { echo "$out" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
-[ "$(field b_on_cpu_before)" -gt 0 ] || fail "B never ran on cpu$X before the batch: the setup did not hold"
-[ "$(field b_wakes_after)" -ge 10 ] || fail "B woke only $(field b_wakes_after) times while the batch ran: too few to tell"
-[ "$(field b_on_cpu_after)" = 0 ] ||
-    fail "B woke $(field b_on_cpu_after) of $(field b_wakes_after) times on the pending cpu$X (pushed there from cpu$SRC)"
-echo "  ok: none of B's $(field b_wakes_after) wake-ups during the batch ran on the pending cpu$X"
-kwrite $SYS/online "$BATCH"; [ "$KW" = ok ] || fail "online $BATCH: $KW"
+# One batch leaves cpu$X pending for as long as the secondaries take to go down: on a
+# loaded TCG host that can be too short for 10 of B's wake-ups (CI once counted 8).
+# Repeat the batch, up to 5 times, until 10 wake-ups during batches are counted.
+wakes=0 on_x=0 round=0
+while [ $wakes -lt 10 ] && [ $round -lt 5 ]; do
+    round=$((round + 1))
+    start_ready /tmp/dlpush.ready /tmp/dlpush.out dl-push $X $SRC /tmp/dlpush.ready ||
+        fail "round $round: dl-push did not start: $(cat /tmp/dlpush.out)"
+    kwrite $SYS/offline "$BATCH"
+    rm -f /tmp/dlpush.ready
+    wait $BG_PID; rc=$?
+    out=$(cat /tmp/dlpush.out)
+    echo "  | round $round: $out"
+    [ "$KW" = ok ] || fail "round $round: offline $BATCH: $KW"
+    [ $rc = 0 ] || fail "round $round: dl-push exited with $rc: $out"
+    [ "$(field b_on_cpu_before)" -gt 0 ] ||
+        fail "round $round: B never ran on cpu$X before the batch: the setup did not hold"
+    wakes=$((wakes + $(field b_wakes_after)))
+    on_x=$((on_x + $(field b_on_cpu_after)))
+    kwrite $SYS/online "$BATCH"; [ "$KW" = ok ] || fail "round $round: online $BATCH: $KW"
+done
+[ $wakes -ge 10 ] || fail "B woke only $wakes times during $round batches: too few to tell"
+[ $on_x = 0 ] || fail "B woke $on_x of $wakes times on the pending cpu$X (pushed there from cpu$SRC)"
+echo "  ok: none of B's $wakes wake-ups during $round batch(es) ran on the pending cpu$X"
 assert_all_online "end"
 exit 0
