@@ -11,8 +11,8 @@
 #
 # The result is ${CPUHPD_CACHE:-/var/cache/cpuhpd}/kernel/bzImage-<hash> (with
 # config-<hash> and System.map-<hash> beside it, and modules-<hash>/*.ko when a fragment
-# asks for a module, "=m"), hash = sha256 of the base, the
-# patches, the fragments used and this script. An existing result is reused at once.
+# asks for a module, "=m", with test-modules/*.ko), hash = sha256 of the base, the
+# patches, the fragments used, test-modules/ and this script. An existing result is reused at once.
 # The bzImage path is always the last line on stdout; everything else goes to stderr
 # or to the build log.
 #
@@ -71,7 +71,7 @@ fi
 hash=$(
   {
     echo "base $base $base_version flavour $flavour"
-    for f in "${patches[@]}" "${fragments[@]}" "$here/build.sh"; do
+    for f in "${patches[@]}" "${fragments[@]}" "$here"/test-modules/* "$here/build.sh"; do
       echo "== $(basename "$f")"
       cat "$f"
     done
@@ -173,9 +173,13 @@ mk -j"$jobs" bzImage || { tail -40 "$buildlog" >&2; die "kernel build failed (se
 if grep -qh '^CONFIG_[A-Z0-9_]*=m$' "${fragments[@]}"; then
   log "make -j$jobs modules"
   mk -j"$jobs" modules || { tail -40 "$buildlog" >&2; die "module build failed (see $buildlog)"; }
+  # The guest scenarios' own modules (test-modules/), built out of tree in a copy.
+  cp -r "$here/test-modules" "$work/test-modules"
+  log "make M=test-modules modules"
+  mk M="$work/test-modules" modules || { tail -40 "$buildlog" >&2; die "test module build failed (see $buildlog)"; }
   rm -rf "$cache/modules-$hash" "$cache/modules-$hash.tmp"
   mkdir -p "$cache/modules-$hash.tmp"
-  find "$obj" -name '*.ko' -exec cp {} "$cache/modules-$hash.tmp/" \;
+  find "$obj" "$work/test-modules" -name '*.ko' -exec cp {} "$cache/modules-$hash.tmp/" \;
   mv "$cache/modules-$hash.tmp" "$cache/modules-$hash"
   log "modules: $(cd "$cache/modules-$hash" && echo *.ko)"
 fi
