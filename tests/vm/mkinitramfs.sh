@@ -120,10 +120,10 @@ for pair in "cpuhpd:$cpuhpd:/usr/sbin/cpuhpd" "cpuctl:$cpuctl:/usr/bin/cpuctl"; 
 done
 
 # Guest tools for the bulk scenarios: the uevent counter, the reader timer and the RT and
-# DEADLINE push checks (static C, tests/vm/tools/)
+# DEADLINE push checks and the wake-up spread (static C, tests/vm/tools/)
 # and the kernel's own cpu-hotplug selftest from Debian's linux-source-6.1. Either
 # may be missing (no gcc / no linux-source): the scenarios that need it then SKIP.
-for tool in uevent-count:bulk-uevents reader-wait:bulk-reader rt-push:bulk-rtpush dl-push:bulk-dlpush; do
+for tool in uevent-count:bulk-uevents reader-wait:bulk-reader rt-push:bulk-rtpush dl-push:bulk-dlpush wake-spread:bulk-spread; do
     name=${tool%%:*}
     if command -v gcc >/dev/null &&
         gcc -static -O2 -Wall -o "$root/usr/bin/$name" "$here/tools/$name.c" 2>"$root/tmp/gcc.err"; then

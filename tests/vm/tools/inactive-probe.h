@@ -1,4 +1,4 @@
-// What the push checks (rt-push, dl-push) share: die(), start_thread(), and a probe
+// What the guest tools (rt-push, dl-push, wake-spread) share: die(), start_thread(), and a probe
 // that tells when a CPU has left cpu_active_mask while a hotplug batch runs.
 // The tool defines TOOL_NAME before including this.
 #ifndef CPUHPD_VM_TOOLS_INACTIVE_PROBE_H
@@ -17,13 +17,13 @@
 
 #include "monotonic.h"
 
-static void die(const char *what)
+static inline void die(const char *what)
 {
 	fprintf(stderr, TOOL_NAME ": %s: %s\n", what, strerror(errno));
 	exit(2);
 }
 
-static pthread_t start_thread(void *(*fn)(void *))
+static inline pthread_t start_thread(void *(*fn)(void *))
 {
 	pthread_t t;
 	int err = pthread_create(&t, NULL, fn, NULL);
@@ -52,7 +52,7 @@ static void *probe_main(void *arg)
 	return NULL;
 }
 
-static void probe_start(void)
+static inline void probe_start(void)
 {
 	struct timespec ms = {0, 1000000};
 
@@ -63,7 +63,7 @@ static void probe_start(void)
 		nanosleep(&ms, NULL);
 }
 
-static void probe_stop(void)
+static inline void probe_stop(void)
 {
 	if (write(probe_pipe[1], "p", 1) != 1)
 		die("write");
@@ -73,7 +73,7 @@ static void probe_stop(void)
 // 1 once sched_setaffinity() of the probe to {cpu} is refused with EINVAL: cpu left
 // cpu_active_mask. The probe goes back to {home} after each success, as setting the
 // mask it already has succeeds without a check.
-static int probe_cpu_inactive(int cpu, int home)
+static inline int probe_cpu_inactive(int cpu, int home)
 {
 	cpu_set_t one;
 	pid_t probe = atomic_load(&probe_tid);
@@ -94,7 +94,7 @@ static int probe_cpu_inactive(int cpu, int home)
 
 // Creates READY (the caller then starts its batch) and waits until cpu is inactive:
 // 1 then, 0 after 60 s.
-static int ready_then_wait_inactive(const char *ready, int cpu, int home)
+static inline int ready_then_wait_inactive(const char *ready, int cpu, int home)
 {
 	struct timespec ms = {0, 1000000};
 	long long deadline = now_ns() + 60000000000LL;
