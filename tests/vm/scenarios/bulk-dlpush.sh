@@ -29,7 +29,7 @@ rt_was=$(cat $RT)
 echo -1 >$RT || skip "cannot turn DEADLINE admission off ($RT = -1)"
 trap "echo $rt_was >$RT" EXIT
 note "batch {$BATCH}: the secondaries, then cpu$X (B's CPU); A on cpu$SRC"
-field() { echo "$out" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
+field() { kv_field "$1" "$out"; }
 # One batch leaves cpu$X pending for as long as the secondaries take to go down: on a
 # loaded TCG host that can be too short for 10 of B's wake-ups (CI once counted 8).
 # Repeat the batch, up to 5 times, until 10 wake-ups during batches are counted.

@@ -20,7 +20,6 @@ last_package_or_skip
 LIST=$(compress $P)
 PER=${SPREAD_PER_CPU:-2}
 ROUNDS=${SPREAD_ROUNDS:-3}
-field() { echo "$2" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 down() { # path
     local c
     if [ $1 = bulk ]; then kwrite $SYS/offline "$LIST"; [ "$KW" = ok ] || fail "offline $LIST: $KW"; return; fi
@@ -41,12 +40,12 @@ while [ $i -lt $ROUNDS ]; do
         [ $rc = 0 ] || fail "$path round $i: wake-spread exited with $rc: $out"
         echo "$out" | sed "s/^/  | $path $i: /"
         during=$(echo "$out" | grep during)
-        [ "$(field left_wakes "$during")" -gt 0 ] || fail "$path round $i: no sleeper woke off the package while it went down"
+        [ "$(kv_field left_wakes "$during")" -gt 0 ] || fail "$path round $i: no sleeper woke off the package while it went down"
         at0=$(echo "$out" | grep "after_ms 0 ")
-        [ "$(field on_listed "$at0")" = 0 ] ||
-            fail "$path round $i: $(field on_listed "$at0") sleeper(s) still on the offline package after the write"
-        row="$path $i wakes $(field left_wakes "$during") on $(field cpus_used "$during") cpus, top $(field top_wakes "$during") (cpu$(field top_cpu "$during")); most on one cpu after 0/10/100/1000 ms:"
-        for ms in 0 10 100 1000; do row="$row $(field max_on_one "$(echo "$out" | grep "after_ms $ms ")")"; done
+        [ "$(kv_field on_listed "$at0")" = 0 ] ||
+            fail "$path round $i: $(kv_field on_listed "$at0") sleeper(s) still on the offline package after the write"
+        row="$path $i wakes $(kv_field left_wakes "$during") on $(kv_field cpus_used "$during") cpus, top $(kv_field top_wakes "$during") (cpu$(kv_field top_cpu "$during")); most on one cpu after 0/10/100/1000 ms:"
+        for ms in 0 10 100 1000; do row="$row $(kv_field max_on_one "$(echo "$out" | grep "after_ms $ms ")")"; done
         TABLE="$TABLE
   $row"
         kwrite $SYS/online "$LIST"; [ "$KW" = ok ] || fail "online $LIST: $KW"

@@ -467,6 +467,9 @@ partition_remove() {
     fi
     echo -cpuset >$cg/cgroup.subtree_control 2>/dev/null
 }
+# kv_field KEY TEXT: the word after KEY in TEXT, one per line of TEXT that has it (the
+# guest tools print "name key value key value ...").
+kv_field() { echo "$2" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'; }
 # start_ready READYFILE OUT CMD...: CMD in the background (pid in BG_PID, output in
 # OUT); waits up to 20 s for it to create READYFILE. Non-zero, with CMD killed, if it
 # did not.
