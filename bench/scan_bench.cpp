@@ -10,22 +10,31 @@
 // them; the fake sysfs writes are plain file writes, so the whole batch is daemon cost.
 // The two scans are also timed alone.
 //
-//   cpuhpd-scan-bench [--quick] [--runs N] [--dir DIR] [--keep] [--out FILE.csv]
+//   cpuhpd-scan-bench [--quick] [--runs N] [--dir DIR] [--keep] [--real-threads N]
+//                     [--out FILE.csv]
+//
+// Then the host's real /proc, with N sleeping threads of the bench's own added (10,000 by
+// default, 1,000 with --quick; 8 pinned to CPU 1): scan_pinned beside the floor of reading
+// each thread's status file once.
 //
 // Prints one CSV row per figure (metric,value,unit,goal,met), as cpuhpd-bench does: the
 // median of the runs, and its spread (min and max) in rows of their own. Goal (issue 31):
 // offline + online batch <= 20 ms at 50,000 tasks and 10,000 cgroups, and within 2x of the
 // figure at 100 tasks and 10 cgroups.
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -58,6 +67,23 @@ double cpu_ms() {
     timespec ts{};
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// The status file of every thread below `proc` (/proc/self, a link, not twice).
+std::vector<std::string> status_files_of(const fs::path& proc) {
+    std::vector<std::string> out;
+    for (const auto& p : fs::directory_iterator(proc)) {
+        const std::string name = p.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        std::error_code ec;
+        for (fs::directory_iterator it(p.path() / "task", ec), end; !ec && it != end;
+             it.increment(ec)) {
+            out.push_back((it->path() / "status").string());
+        }
+    }
+    return out;
 }
 
 // Writes `text` to `file` with plain system calls (tens of thousands of them: no streams).
@@ -295,14 +321,7 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
         pinned_cpu, partitions_cpu, floor_ms;
     // The floor of any scan that reads each thread's status once: open + read + close of
     // each, with every name known beforehand (no directory listing).
-    std::vector<std::string> status_files;
-    for (const auto& pid : fs::directory_iterator(proc)) {
-        std::error_code ec;
-        for (fs::directory_iterator it(pid.path() / "task", ec), end; !ec && it != end;
-             it.increment(ec)) {
-            status_files.push_back((it->path() / "status").string());
-        }
-    }
+    const std::vector<std::string> status_files = status_files_of(proc);
     std::size_t pinned_found = 0, partitions_found = 0, shrunk = 0;
     std::uint64_t batch = 1;
     const cpuhpd::CpuSet staying = cpuhpd::CpuSet::range(0, kCpus - 1) - kLeaving;
@@ -377,26 +396,115 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
     return both;
 }
 
-// The real /proc of this host, once per run: what a thread costs when procfs formats it.
-void real_proc(Rows& rows, int runs) {
-    std::vector<double> ms;
-    std::size_t threads = 0;
-    for (const auto& p : fs::directory_iterator("/proc")) {
-        std::error_code ec;
-        for (fs::directory_iterator it(p.path() / "task", ec), end; !ec && it != end;
-             it.increment(ec)) {
-            ++threads;
+// Threads of this process that sleep until destroyed: `count` of them, the first `pinned`
+// pinned to `pin_cpu`, so that the host's real /proc has as many threads as a large server
+// (up to pid_max) without touching anything outside the process.
+class SleepingThreads {
+public:
+    SleepingThreads(unsigned count, unsigned pinned, unsigned pin_cpu) {
+        pthread_attr_t attr;
+        ::pthread_attr_init(&attr);
+        ::pthread_attr_setstacksize(&attr, 64 * 1024);
+        for (unsigned i = 0; i < count; ++i) {
+            pthread_t thread{};
+            if (::pthread_create(&thread, &attr, &SleepingThreads::sleep_until_told, this) != 0) {
+                break;  // pid_max or threads-max: as many as the host allows
+            }
+            threads_.push_back(thread);
+            if (i < pinned) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(pin_cpu, &set);
+                if (::pthread_setaffinity_np(thread, sizeof set, &set) == 0) {
+                    ++pinned_;
+                }
+            }
+        }
+        ::pthread_attr_destroy(&attr);
+    }
+    ~SleepingThreads() {
+        {
+            const std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        wake_.notify_all();
+        for (const pthread_t thread : threads_) {
+            ::pthread_join(thread, nullptr);
         }
     }
-    for (int i = 0; i < runs; ++i) {
-        const auto t0 = Clock::now();
-        cpuhpd::scan_pinned("/proc", cpuhpd::CpuSet::range(1, 1), cpuhpd::CpuSet::range(0, 0));
-        ms.push_back(ms_since(t0));
+    SleepingThreads(const SleepingThreads&) = delete;
+    SleepingThreads& operator=(const SleepingThreads&) = delete;
+    std::size_t size() const { return threads_.size(); }
+    unsigned pinned() const { return pinned_; }
+
+private:
+    static void* sleep_until_told(void* self) {
+        auto* threads = static_cast<SleepingThreads*>(self);
+        std::unique_lock lock(threads->mutex_);
+        threads->wake_.wait(lock, [threads] { return threads->done_; });
+        return nullptr;
     }
-    const double m = rows.add_spread(
-        "scan_pinned of this host's real /proc (" + std::to_string(threads) + " threads)", ms);
-    rows.add("  per thread, real /proc (median)",
-             threads ? m * 1000.0 / static_cast<double>(threads) : 0, "us");
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool done_ = false;
+    std::vector<pthread_t> threads_;
+    unsigned pinned_ = 0;
+};
+
+// The real /proc of this host, with `extra` sleeping threads of this process added (8 of
+// them pinned to CPU 1): what a thread costs a scan when the kernel is asked, beside the
+// floor of reading each thread's status once (the status files are what a test tree has).
+void real_proc(Rows& rows, int runs, unsigned extra) {
+    const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 2) {
+        std::cerr << "cpuhpd-scan-bench: real /proc skipped: one CPU online, none to pin to\n";
+        return;
+    }
+    const SleepingThreads sleepers(extra, 8, 1);
+    const auto status_files = status_files_of("/proc");
+    const std::size_t threads = status_files.size();
+    const cpuhpd::CpuSet leaving = cpuhpd::CpuSet::single(1);
+    const cpuhpd::CpuSet staying =
+        cpuhpd::CpuSet::range(0, static_cast<unsigned>(cpus) - 1) - leaving;
+    std::vector<double> scan_ms, floor_ms;
+    std::size_t found = 0;
+    for (int i = 0; i < runs + 1; ++i) {  // the first run warms the caches; not counted
+        auto t0 = Clock::now();
+        const auto pinned = cpuhpd::scan_pinned("/proc", leaving, staying);
+        const double scan_t = ms_since(t0);
+        t0 = Clock::now();
+        char buf[4096];
+        for (const auto& file : status_files) {
+            const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
+                ::close(fd);
+            }
+        }
+        const double floor_t = ms_since(t0);
+        found = pinned.tasks.size();
+        if (i > 0) {
+            scan_ms.push_back(scan_t);
+            floor_ms.push_back(floor_t);
+        }
+    }
+    if (found < sleepers.pinned()) {
+        throw std::runtime_error("scan_pinned of the real /proc found " + std::to_string(found) +
+                                 " threads pinned to CPU 1, fewer than the " +
+                                 std::to_string(sleepers.pinned()) + " this bench pinned there");
+    }
+    const std::string t = "this host's real /proc (" + std::to_string(threads) + " threads, " +
+                          std::to_string(sleepers.size()) + " of them this bench's)";
+    const double scan = rows.add_spread("scan_pinned of " + t, scan_ms);
+    const double floor =
+        rows.add_spread("  floor: open+read+close of every status file, " + t, floor_ms);
+    const double n = threads ? static_cast<double>(threads) : 1.0;
+    rows.add("  scan_pinned per thread, real /proc (median)", scan * 1000.0 / n, "us");
+    rows.add("  status file per thread, real /proc (median)", floor * 1000.0 / n, "us");
+    rows.add("  scan_pinned / status floor, real /proc", floor > 0 ? scan / floor : 0, "x");
+    rows.add("  scan_pinned projected to 50000 threads at this per-thread cost", scan * 50000.0 / n,
+             "ms", "<= 20 ms", scan * 50000.0 / n <= 20.0 ? "yes" : "no");
+    std::cerr << "cpuhpd-scan-bench:   (real /proc: " << found << " threads pinned to CPU 1)\n";
 }
 
 }  // namespace
@@ -405,6 +513,7 @@ int main(int argc, char** argv) {
     bool quick = false;
     bool keep = false;
     int runs = 7;
+    unsigned real_threads = 10000;
     std::string out_file;
     fs::path base;
     for (int i = 1; i < argc; ++i) {
@@ -417,11 +526,13 @@ int main(int argc, char** argv) {
             runs = std::max(1, std::stoi(argv[++i]));
         } else if (a == "--dir" && i + 1 < argc) {
             base = argv[++i];
+        } else if (a == "--real-threads" && i + 1 < argc) {
+            real_threads = static_cast<unsigned>(std::max(0, std::stoi(argv[++i])));
         } else if (a == "--out" && i + 1 < argc) {
             out_file = argv[++i];
         } else {
             std::cerr << "usage: cpuhpd-scan-bench [--quick] [--runs N] [--dir DIR] [--keep] "
-                         "[--out FILE.csv]\n";
+                         "[--real-threads N] [--out FILE.csv]\n";
             return 2;
         }
     }
@@ -432,6 +543,7 @@ int main(int argc, char** argv) {
     std::vector<Point> points = {{100, 10}, {1000, 100}, {10000, 1000}, {50000, 10000}};
     if (quick) {
         points = {{100, 10}, {1000, 100}};
+        real_threads = 1000;
     } else {
         points.push_back({50000, 10000, true});
     }
@@ -448,7 +560,7 @@ int main(int argc, char** argv) {
                  large <= 20.0 ? "yes" : "no");
         rows.add("offline+online batch, " + large_tag + " / " + tag(points.front()), large / small,
                  "x", "<= 2x", large / small <= 2.0 ? "yes" : "no");
-        real_proc(rows, runs);
+        real_proc(rows, runs, real_threads);
     } catch (const std::exception& e) {
         std::cerr << "cpuhpd-scan-bench: error: " << e.what() << '\n';
         return 1;

@@ -1,6 +1,9 @@
 #include "pinned.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -194,21 +197,24 @@ struct Verdict {
     CpuSet cpus;
 };
 
+// Verdicts by affinity: most threads share a handful of them (every CPU, one NUMA node,
+// ...), so each distinct one is decoded and judged once. The key is the affinity as read
+// (a Cpus_allowed_list, or a kernel cpumask's bytes); `decode` turns it into a CpuSet
+// (nullopt: malformed).
 class VerdictCache {
 public:
-    VerdictCache(const CpuSet& leaving, const CpuSet& staying)
-        : leaving_(leaving), staying_(staying) {}
-    // nullptr for a list that does not parse.
-    const Verdict* of(std::string_view list) {
-        auto it = cache_.find(std::string(list));
+    using Decode = std::optional<CpuSet> (*)(std::string_view);
+    VerdictCache(const CpuSet& leaving, const CpuSet& staying, Decode decode)
+        : leaving_(leaving), staying_(staying), decode_(decode) {}
+    // nullptr for an affinity that does not decode.
+    const Verdict* of(std::string_view key) {
+        auto it = cache_.find(std::string(key));
         if (it == cache_.end()) {
             std::optional<Verdict> verdict;
-            try {
-                const CpuSet cpus = parse_cpulist(list);
-                verdict = Verdict{pinned_by(cpus, leaving_, staying_), cpus};
-            } catch (const std::exception&) {
+            if (const auto cpus = decode_(key)) {
+                verdict = Verdict{pinned_by(*cpus, leaving_, staying_), *cpus};
             }
-            it = cache_.emplace(std::string(list), std::move(verdict)).first;
+            it = cache_.emplace(std::string(key), std::move(verdict)).first;
         }
         return it->second ? &*it->second : nullptr;
     }
@@ -216,16 +222,87 @@ public:
 private:
     const CpuSet& leaving_;
     const CpuSet& staying_;
+    Decode decode_;
     std::unordered_map<std::string, std::optional<Verdict>> cache_;
 };
 
-// The pinned threads of the processes `pids` below the /proc directory `proc`.
+std::optional<CpuSet> decode_cpulist(std::string_view list) {
+    try {
+        return parse_cpulist(list);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<CpuSet> decode_cpumask(std::string_view bytes) {
+    CpuSet cpus;
+    for (std::size_t byte = 0; byte < bytes.size(); ++byte) {
+        const auto bits = static_cast<unsigned char>(bytes[byte]);
+        for (unsigned bit = 0; bit < 8; ++bit) {
+            if ((bits & (1U << bit)) != 0) {
+                cpus.add(static_cast<unsigned>(byte * 8 + bit));
+            }
+        }
+    }
+    return cpus;
+}
+
+// Whether `proc` is the procfs of this process's pid namespace: only there does a tid
+// listed under it name the thread sched_getaffinity(2) would ask about.
+bool is_own_procfs(int proc) {
+    struct statfs fs_info {};
+    if (::fstatfs(proc, &fs_info) != 0 || fs_info.f_type != PROC_SUPER_MAGIC) {
+        return false;
+    }
+    char self[32];
+    const ssize_t n = ::readlinkat(proc, "self", self, sizeof self);
+    return n > 0 &&
+           std::string_view(self, static_cast<std::size_t>(n)) == std::to_string(::getpid());
+}
+
+// A thread's affinity as the kernel's cpumask, through sched_getaffinity(2): one system call
+// and no text, where its status file is about 1.4 kB that procfs formats on every read.
+class KernelAffinity {
+public:
+    // The mask's bytes (into a buffer reused from thread to thread); nullopt when the thread
+    // has ended or the kernel refuses.
+    std::optional<std::string_view> of(unsigned tid) {
+        while (true) {
+            // The raw call returns the size the kernel copied (its cpumask_size()); glibc's
+            // wrapper hides it.
+            const long n = ::syscall(SYS_sched_getaffinity, static_cast<pid_t>(tid), mask_.size(),
+                                     mask_.data());
+            if (n >= 0) {
+                return std::string_view(mask_.data(), static_cast<std::size_t>(n));
+            }
+            if (errno == EINVAL && mask_.size() < kLargestMask) {
+                mask_.resize(mask_.size() * 2);  // more possible CPUs than the buffer holds
+                continue;
+            }
+            return std::nullopt;
+        }
+    }
+
+private:
+    static constexpr std::size_t kLargestMask = 1 << 16;  // bytes: 512Ki CPUs
+    std::vector<char> mask_ = std::vector<char>(kMaxCpus / 8);
+};
+
+// The pinned threads of the processes `pids` below the /proc directory `proc`. On this
+// process's own procfs each thread's affinity comes from the kernel (KernelAffinity) and
+// only a pinned thread's status is read, for its affinity as procfs prints it (the system
+// call's mask leaves out inactive CPUs; the verdict is the same, as `leaving` and `staying`
+// are online CPUs); on any other tree (a test's) from the status files, so that a fake tid
+// never reaches a real thread.
 std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
                                    const CpuSet& leaving, const CpuSet& staying) {
     std::vector<PinnedTask> out;
-    // Most threads share a handful of affinities (every CPU, one NUMA node, ...): each
-    // distinct Cpus_allowed_list is parsed and judged once.
-    VerdictCache verdicts(leaving, staying);
+    VerdictCache verdicts(leaving, staying, decode_cpulist);
+    VerdictCache kernel_verdicts(leaving, staying, decode_cpumask);
+    std::optional<KernelAffinity> kernel;
+    if (is_own_procfs(proc)) {
+        kernel.emplace();
+    }
     std::string buf;
     for (unsigned pid : pids) {
         const OwnedFd tasks(open_at(proc, (std::to_string(pid) + "/task").c_str(), kDirFlags));
@@ -233,6 +310,13 @@ std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
             continue;  // ended meanwhile
         }
         for (unsigned tid : numbered_entries_at(tasks.get(), ".")) {
+            if (kernel) {
+                const auto mask = kernel->of(tid);
+                const Verdict* verdict = mask ? kernel_verdicts.of(*mask) : nullptr;
+                if (verdict == nullptr || !verdict->pinned) {
+                    continue;
+                }
+            }
             const std::string name = std::to_string(tid);
             const auto list = allowed_list_at(tasks.get(), name + "/status", buf);
             const Verdict* verdict = list ? verdicts.of(*list) : nullptr;

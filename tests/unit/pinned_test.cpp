@@ -1,8 +1,14 @@
 #include "pinned.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "batch_phases.h"
 #include "engine_fixture.h"
@@ -136,6 +142,72 @@ TEST_F(PinnedScan, TheAffinityIsFoundWhereverItIsInTheStatus) {
     EXPECT_EQ(tids(p), (std::vector<unsigned>{1, 2}));
     ASSERT_EQ(p.tasks.size(), 2u);
     EXPECT_EQ(p.tasks[0].cpus, CpuSet::single(9));
+}
+
+// The real /proc of this process: the affinity comes from sched_getaffinity(2) there, and a
+// pinned thread's record from its status and stat files.
+TEST(PinnedRealProc, AThreadPinnedToALeavingCpuIsFoundAndOneThatMayStayIsNot) {
+    cpu_set_t mine;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
+    CpuSet allowed;
+    for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &mine)) {
+            allowed.add(cpu);
+        }
+    }
+    if (allowed.count() < 2) {
+        GTEST_SKIP() << "this process may run on one CPU only (" << allowed
+                     << "): no second CPU to pin a thread to";
+    }
+    const unsigned leaving_cpu = allowed.last();
+    std::promise<void> done;
+    const std::shared_future<void> finished = done.get_future().share();
+    struct Probe {
+        std::promise<pid_t> tid;
+        std::thread thread;
+    };
+    auto start = [&](Probe& probe, bool pin) {
+        std::future<pid_t> tid = probe.tid.get_future();
+        probe.thread = std::thread([&probe, pin, leaving_cpu, finished] {
+            ::pthread_setname_np(::pthread_self(), pin ? "pinned-probe" : "free-probe");
+            if (pin) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(leaving_cpu, &one);
+                if (::pthread_setaffinity_np(::pthread_self(), sizeof one, &one) != 0) {
+                    probe.tid.set_value(-1);
+                    finished.wait();
+                    return;
+                }
+            }
+            probe.tid.set_value(::gettid());
+            finished.wait();
+        });
+        return tid.get();
+    };
+    Probe pinned_probe, free_probe;
+    const pid_t pinned_tid = start(pinned_probe, true);
+    const pid_t free_tid = start(free_probe, false);
+    const Pinned p =
+        scan_pinned("/proc", CpuSet::single(leaving_cpu), allowed - CpuSet::single(leaving_cpu));
+    done.set_value();
+    pinned_probe.thread.join();
+    free_probe.thread.join();
+    ASSERT_GT(pinned_tid, 0) << "pthread_setaffinity_np to CPU " << leaving_cpu << " failed";
+    const auto found = std::find_if(p.tasks.begin(), p.tasks.end(), [&](const PinnedTask& t) {
+        return t.tid == static_cast<unsigned>(pinned_tid);
+    });
+    ASSERT_NE(found, p.tasks.end())
+        << "thread " << pinned_tid << " pinned to CPU " << leaving_cpu << " was not found";
+    EXPECT_EQ(found->comm, "pinned-probe");
+    EXPECT_EQ(found->cpus, CpuSet::single(leaving_cpu));
+    EXPECT_EQ(found->pid, static_cast<unsigned>(::getpid()));
+    EXPECT_GT(found->start_time, 0u);
+    for (const auto& t : p.tasks) {
+        EXPECT_NE(t.tid, static_cast<unsigned>(free_tid)) << "an unpinned thread was reported";
+        EXPECT_FALSE(t.cpus.intersects(allowed - CpuSet::single(leaving_cpu)))
+            << "task " << t.tid << " (" << t.comm << ") on " << t.cpus << " may stay";
+    }
 }
 
 TEST(PinnedNarrow, KeepsWhatTheSmallerChangeStillStrands) {
