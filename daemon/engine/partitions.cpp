@@ -48,6 +48,15 @@ bool may_hold_cpusets(int dir) {
     return false;
 }
 
+// Whether the open cgroup directory `dir` has CPUs in cpuset.cpus.exclusive (6.7 on): what
+// a cgroup that is not a valid partition root needs for a partition below it to be valid (a
+// remote partition, cgroup-v2.rst "cpuset.cpus.partition": its ancestors but the root need
+// exclusive CPUs, as its cpuset.cpus.exclusive.effective is within theirs).
+bool has_exclusive_cpus(int dir) {
+    const auto exclusive = read_attribute_at(dir, "cpuset.cpus.exclusive");
+    return exclusive && exclusive->find_first_not_of(" \t\n") != std::string::npos;
+}
+
 // The subdirectories of the open directory `fd`; symlinks left out.
 std::vector<std::string> subdirectories(int fd) {
     std::vector<std::string> out;
@@ -92,9 +101,14 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
     // to it. A cgroup has cpuset.* files only when its parent enables cpuset in
     // cgroup.subtree_control, and can enable it only when it has them: below a cgroup whose
     // subtree_control lacks cpuset there is no partition, and its subtree is not read. (A
-    // tree without subtree_control files, like the tests' fakes, is walked whole.) Each
-    // cgroup visited costs a read of cpuset.cpus.partition (and of cpuset.cpus for a
-    // partition), one of cgroup.subtree_control and, when that enables cpuset, a listing.
+    // tree without subtree_control files, like the tests' fakes, is walked whole.) Nor is
+    // the subtree of a cgroup that is neither a valid partition root nor holds exclusive
+    // CPUs: a partition below it could be neither local (its parent a partition root) nor
+    // remote (exclusive CPUs on every ancestor but the root). So on a systemd host, whose
+    // slices are members, only the root's children are read. Each cgroup visited costs a
+    // read of cpuset.cpus.partition (and of cpuset.cpus for a partition, of
+    // cpuset.cpus.exclusive for another), one of cgroup.subtree_control and, when that
+    // enables cpuset, a listing.
     std::vector<std::string> pending{""};  // below the root, "" the root itself
     while (!pending.empty()) {
         const std::string rel = std::move(pending.back());
@@ -107,12 +121,16 @@ std::vector<Partition> find_partitions(const fs::path& cgroup_root) {
         const auto kind =
             rel.empty() ? std::nullopt : read_attribute_at(dir.get(), "cpuset.cpus.partition");
         // A member, an invalid partition ("root invalid (...)"), or no cpuset.
-        if (kind && (*kind == "root" || *kind == "isolated")) {
+        const bool partition = kind && (*kind == "root" || *kind == "isolated");
+        if (partition) {
             const auto cpus = cpulist_at(dir.get(), "cpuset.cpus");
             const std::string path = "/" + rel;
             if (cpus && plain_path(path)) {
                 out.push_back({path, *kind, *cpus});
             }
+        }
+        if (kind && !partition && !has_exclusive_cpus(dir.get())) {
+            continue;
         }
         if (!may_hold_cpusets(dir.get())) {
             continue;

@@ -41,13 +41,15 @@ TEST(Partitions, FindsValidRootsAndIsolatedParentsFirst) {
 struct CgroupTree {
     FakeMachine& m;
     void cgroup(const std::string& path, const std::string& subtree_control,
-                const std::string& partition = "", const std::string& cpus = "") {
+                const std::string& partition = "", const std::string& cpus = "",
+                const std::string& exclusive = "") {
         std::filesystem::create_directories(m.cgroup_root() / path);
         const std::string dir = "fake-cgroup/" + (path.empty() ? "" : path + "/");
         m.fs.write(dir + "cgroup.subtree_control", subtree_control);
         if (!partition.empty()) {
             m.fs.write(dir + "cpuset.cpus.partition", partition);
             m.fs.write(dir + "cpuset.cpus", cpus);
+            m.fs.write(dir + "cpuset.cpus.exclusive", exclusive);
         }
     }
 };
@@ -60,12 +62,19 @@ TEST(Partitions, SubtreesWithoutCpusetAreLeftOutAndEveryPartitionIsFound) {
     // What the kernel never shows (no cpuset in system.slice's subtree_control): proof that
     // the walk does not read below it.
     t.cgroup("system.slice/stale.service", "", "root", "3");
-    t.cgroup("machine.slice", "cpuset cpu memory", "member", "");
-    t.cgroup("machine.slice/ctr.scope", "cpuset cpu", "member", "");
+    // Remote partitions (kernel 6.7+) below members that hold exclusive CPUs: found.
+    t.cgroup("machine.slice", "cpuset cpu memory", "member", "", "8-11,14-15");
+    t.cgroup("machine.slice/ctr.scope", "cpuset cpu", "member", "", "8-11");
     t.cgroup("machine.slice/ctr.scope/rt", "cpuset", "root", "8-11");
     t.cgroup("machine.slice/ctr.scope/rt/iso", "", "isolated", "10-11");
-    // Below a member that enables cpuset (a remote partition, kernel 6.7+): found.
     t.cgroup("machine.slice/remote", "", "isolated", "14-15");
+    // Below a member without exclusive CPUs that enables cpuset (user.slice, as systemd
+    // leaves it) no partition can be valid: the kernel would show "root invalid (...)",
+    // this fake shows "root" as proof that the walk does not read below it.
+    t.cgroup("user.slice", "cpuset cpu", "member", "");
+    t.cgroup("user.slice/user-1000.slice", "cpuset cpu", "member", "");
+    t.cgroup("user.slice/user-1000.slice/stale", "", "root", "2");
+    t.cgroup("user.slice/stale", "", "root", "1");
     t.cgroup("rt", "cpuset", "root", "4-7");
     for (int i = 0; i < 50; ++i) {
         t.cgroup("machine.slice/ctr.scope/m" + std::to_string(i), "cpu", "member", "");

@@ -58,5 +58,32 @@ assert_all_online "after the refusal"
 assert_partition "$ALL" "after the refusal"
 
 cleanup
+# A remote partition (kernel 6.7 on): its parent is a member that holds the CPUs in
+# cpuset.cpus.exclusive. The daemon's walk skips the subtree of a member without exclusive
+# CPUs, so this checks that it still reads below one with them.
+mount -t cgroup2 cgroup2 $CG || fail "cannot mount cgroup2 on $CG again"
+mkdir -p $CG/rm
+if [ -e $CG/rm/cpuset.cpus.exclusive ]; then
+    rcleanup() {
+        echo member >$CG/rm/remote/cpuset.cpus.partition 2>/dev/null
+        cgroup_remove $CG/rm/remote $CG/rm || note "$CGROUP_ERR"; umount $CG
+    }
+    mkdir -p $CG/rm/remote
+    echo +cpuset >$CG/rm/cgroup.subtree_control &&
+        echo "$ALL" >$CG/rm/cpuset.cpus && echo "$ALL" >$CG/rm/cpuset.cpus.exclusive &&
+        echo "$ALL" >$CG/rm/remote/cpuset.cpus && echo "$ALL" >$CG/rm/remote/cpuset.cpus.exclusive &&
+        echo root >$CG/rm/remote/cpuset.cpus.partition || { rcleanup; fail "cannot set up the remote partition /rm/remote on $ALL"; }
+    KIND=$(cat $CG/rm/remote/cpuset.cpus.partition)
+    [ "$KIND" = root ] || { rcleanup; fail "the kernel did not make /rm/remote a remote partition: $KIND"; }
+    note "remote partition /rm/remote below the member /rm (exclusive $(cat $CG/rm/cpuset.cpus.exclusive))"
+    cc plan offline package:$PK
+    assert_rc 0 "plan offline package:$PK (remote partition)"
+    grep -qx "partition /rm/remote: CPU $ALL -> $EXTRA" $OUT || { sed 's/^/  | /' $OUT; rcleanup; fail "the plan does not shrink the remote partition /rm/remote"; }
+    echo "  ok: the plan shrinks the remote partition /rm/remote to $EXTRA"
+    rcleanup
+else
+    note "no cpuset.cpus.exclusive (kernel before 6.7): no remote partition to check"
+    rmdir $CG/rm 2>/dev/null; umount $CG
+fi
 daemon_restart_default
 assert_all_online "end"
