@@ -43,8 +43,9 @@ struct Pinned {
 // keeps those that meet `leaving` and nothing of `staying`. A thread's affinity comes from
 // sched_getaffinity(2) when proc_root is this process's own procfs, from
 // proc_root/PID/task/TID/status otherwise (a test tree); a kept thread's status and stat
-// are read for its record. Threads that end while they are read, and unreadable files, are skipped: this
-// is a report, never a reason to fail a batch. An empty proc_root reads nothing.
+// are read for its record. Threads that end while they are read, and unreadable files, are
+// skipped: this is a report, never a reason to fail a batch. An empty proc_root reads
+// nothing.
 Pinned scan_pinned(const std::filesystem::path& proc_root, const CpuSet& leaving,
                    const CpuSet& staying);
 
