@@ -86,6 +86,21 @@ std::vector<std::string> status_files_of(const fs::path& proc) {
     return out;
 }
 
+// open + read + close of each of `status_files`, in ms: the floor of any scan that reads
+// each thread's status once (every name known beforehand, no directory listing).
+double read_every_status_ms(const std::vector<std::string>& status_files) {
+    const auto t0 = Clock::now();
+    char buf[4096];
+    for (const auto& file : status_files) {
+        const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
+            ::close(fd);
+        }
+    }
+    return ms_since(t0);
+}
+
 // Writes `text` to `file` with plain system calls (tens of thousands of them: no streams).
 void put(const fs::path& file, const std::string& text) {
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -319,8 +334,6 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
 
     std::vector<double> off_ms, on_ms, both_ms, pinned_ms, partitions_ms, machine_ms, both_cpu,
         pinned_cpu, partitions_cpu, floor_ms;
-    // The floor of any scan that reads each thread's status once: open + read + close of
-    // each, with every name known beforehand (no directory listing).
     const std::vector<std::string> status_files = status_files_of(proc);
     std::size_t pinned_found = 0, partitions_found = 0, shrunk = 0;
     std::uint64_t batch = 1;
@@ -348,16 +361,7 @@ double measure(Rows& rows, const fs::path& base, const Point& p, int runs) {
         const auto partitions = cpuhpd::find_partitions(cgroup);
         const double partitions_t = ms_since(t0);
         const double partitions_c = cpu_ms() - c0;
-        t0 = Clock::now();
-        char buf[4096];
-        for (const auto& file : status_files) {
-            const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
-                ::close(fd);
-            }
-        }
-        const double floor_t = ms_since(t0);
+        const double floor_t = read_every_status_ms(status_files);
         t0 = Clock::now();
         cpuhpd::read_machine(paths, memory);
         const double machine_t = ms_since(t0);
@@ -472,16 +476,7 @@ void real_proc(Rows& rows, int runs, unsigned extra) {
         auto t0 = Clock::now();
         const auto pinned = cpuhpd::scan_pinned("/proc", leaving, staying);
         const double scan_t = ms_since(t0);
-        t0 = Clock::now();
-        char buf[4096];
-        for (const auto& file : status_files) {
-            const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
-                [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
-                ::close(fd);
-            }
-        }
-        const double floor_t = ms_since(t0);
+        const double floor_t = read_every_status_ms(status_files);
         found = pinned.tasks.size();
         if (i > 0) {
             scan_ms.push_back(scan_t);
