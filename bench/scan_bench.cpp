@@ -11,11 +11,12 @@
 // The two scans are also timed alone.
 //
 //   cpuhpd-scan-bench [--quick] [--runs N] [--dir DIR] [--keep] [--real-threads N]
-//                     [--out FILE.csv]
+//                     [--real-processes N] [--out FILE.csv]
 //
-// Then the host's real /proc, with N sleeping threads of the bench's own added (10,000 by
-// default, 1,000 with --quick; 8 pinned to CPU 1): scan_pinned beside the floor of reading
-// each thread's status file once.
+// Then the host's real /proc, with sleeping threads and processes of the bench's own added
+// (10,000 threads of its own process and 2,000 forked processes of one thread by default,
+// 1,000 and 200 with --quick; 8 of each pinned to CPU 1): scan_pinned beside the floor of
+// reading each thread's status file once.
 //
 // Prints one CSV row per figure (metric,value,unit,goal,met), as cpuhpd-bench does: the
 // median of the runs, and its spread (min and max) in rows of their own. Goal (issue 31):
@@ -24,17 +25,20 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -68,6 +72,50 @@ double cpu_ms() {
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
+
+// Processes of one thread, forked from this one, that sleep until killed: `count` of them,
+// the first `pinned` pinned to `pin_cpu` (most processes of a host have one thread, and the
+// scan reads them without a listing of their task directory).
+class SleepingProcesses {
+public:
+    SleepingProcesses(unsigned count, unsigned pinned, unsigned pin_cpu) {
+        for (unsigned i = 0; i < count; ++i) {
+            const pid_t child = ::fork();
+            if (child < 0) {
+                break;  // pid_max or the process limit: as many as the host allows
+            }
+            if (child == 0) {
+                ::pause();
+                ::_exit(0);
+            }
+            children_.push_back(child);
+            if (i < pinned) {
+                cpu_set_t set;
+                CPU_ZERO(&set);
+                CPU_SET(pin_cpu, &set);
+                if (::sched_setaffinity(child, sizeof set, &set) == 0) {
+                    ++pinned_;
+                }
+            }
+        }
+    }
+    ~SleepingProcesses() {
+        for (const pid_t child : children_) {
+            ::kill(child, SIGKILL);
+        }
+        for (const pid_t child : children_) {
+            ::waitpid(child, nullptr, 0);
+        }
+    }
+    SleepingProcesses(const SleepingProcesses&) = delete;
+    SleepingProcesses& operator=(const SleepingProcesses&) = delete;
+    std::size_t size() const { return children_.size(); }
+    unsigned pinned() const { return pinned_; }
+
+private:
+    std::vector<pid_t> children_;
+    unsigned pinned_ = 0;
+};
 
 // The status file of every thread below `proc` (/proc/self, a link, not twice).
 std::vector<std::string> status_files_of(const fs::path& proc) {
@@ -458,12 +506,14 @@ private:
 // The real /proc of this host, with `extra` sleeping threads of this process added (8 of
 // them pinned to CPU 1): what a thread costs a scan when the kernel is asked, beside the
 // floor of reading each thread's status once (the status files are what a test tree has).
-void real_proc(Rows& rows, int runs, unsigned extra) {
+void real_proc(Rows& rows, int runs, unsigned extra, unsigned extra_processes) {
     const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus < 2) {
         std::cerr << "cpuhpd-scan-bench: real /proc skipped: one CPU online, none to pin to\n";
         return;
     }
+    // Forked before any thread is made: a child of a multithreaded process may only exec.
+    const SleepingProcesses processes(extra_processes, 8, 1);
     const SleepingThreads sleepers(extra, 8, 1);
     const auto status_files = status_files_of("/proc");
     const std::size_t threads = status_files.size();
@@ -483,13 +533,16 @@ void real_proc(Rows& rows, int runs, unsigned extra) {
             floor_ms.push_back(floor_t);
         }
     }
-    if (found < sleepers.pinned()) {
+    if (found < sleepers.pinned() + processes.pinned()) {
         throw std::runtime_error("scan_pinned of the real /proc found " + std::to_string(found) +
                                  " threads pinned to CPU 1, fewer than the " +
-                                 std::to_string(sleepers.pinned()) + " this bench pinned there");
+                                 std::to_string(sleepers.pinned() + processes.pinned()) +
+                                 " this bench pinned there");
     }
-    const std::string t = "this host's real /proc (" + std::to_string(threads) + " threads, " +
-                          std::to_string(sleepers.size()) + " of them this bench's)";
+    const std::string t = "this host's real /proc (" + std::to_string(threads) + " threads; " +
+                          std::to_string(sleepers.size()) + " threads of one process and " +
+                          std::to_string(processes.size()) +
+                          " processes of one thread are this bench's)";
     const double scan = rows.add_spread("scan_pinned of " + t, scan_ms);
     const double floor =
         rows.add_spread("  floor: open+read+close of every status file, " + t, floor_ms);
@@ -508,7 +561,7 @@ int main(int argc, char** argv) {
     bool quick = false;
     bool keep = false;
     int runs = 7;
-    unsigned real_threads = 10000;
+    std::optional<unsigned> real_threads, real_processes;  // defaults below, after --quick
     std::string out_file;
     fs::path base;
     for (int i = 1; i < argc; ++i) {
@@ -523,11 +576,13 @@ int main(int argc, char** argv) {
             base = argv[++i];
         } else if (a == "--real-threads" && i + 1 < argc) {
             real_threads = static_cast<unsigned>(std::max(0, std::stoi(argv[++i])));
+        } else if (a == "--real-processes" && i + 1 < argc) {
+            real_processes = static_cast<unsigned>(std::max(0, std::stoi(argv[++i])));
         } else if (a == "--out" && i + 1 < argc) {
             out_file = argv[++i];
         } else {
             std::cerr << "usage: cpuhpd-scan-bench [--quick] [--runs N] [--dir DIR] [--keep] "
-                         "[--real-threads N] [--out FILE.csv]\n";
+                         "[--real-threads N] [--real-processes N] [--out FILE.csv]\n";
             return 2;
         }
     }
@@ -538,7 +593,8 @@ int main(int argc, char** argv) {
     std::vector<Point> points = {{100, 10}, {1000, 100}, {10000, 1000}, {50000, 10000}};
     if (quick) {
         points = {{100, 10}, {1000, 100}};
-        real_threads = 1000;
+        real_threads = real_threads.value_or(1000);
+        real_processes = real_processes.value_or(200);
     } else {
         points.push_back({50000, 10000, true});
     }
@@ -555,7 +611,7 @@ int main(int argc, char** argv) {
                  large <= 20.0 ? "yes" : "no");
         rows.add("offline+online batch, " + large_tag + " / " + tag(points.front()), large / small,
                  "x", "<= 2x", large / small <= 2.0 ? "yes" : "no");
-        real_proc(rows, runs, real_threads);
+        real_proc(rows, runs, real_threads.value_or(10000), real_processes.value_or(2000));
     } catch (const std::exception& e) {
         std::cerr << "cpuhpd-scan-bench: error: " << e.what() << '\n';
         return 1;

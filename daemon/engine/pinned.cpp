@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -260,6 +261,14 @@ bool is_own_procfs(int proc) {
            std::string_view(self, static_cast<std::size_t>(n)) == std::to_string(::getpid());
 }
 
+// Whether the process whose task directory is `task_dir` (below the procfs `proc`) has one
+// thread: procfs counts the threads in that directory's link count (2 + threads,
+// proc_task_getattr()), so one fstatat spares the listing.
+bool single_threaded(int proc, const std::string& task_dir) {
+    struct stat st {};
+    return ::fstatat(proc, task_dir.c_str(), &st, 0) == 0 && st.st_nlink == 3;
+}
+
 // A thread's affinity as the kernel's cpumask, through sched_getaffinity(2): one system call
 // and no text, where its status file is about 1.4 kB that procfs formats on every read.
 class KernelAffinity {
@@ -305,11 +314,18 @@ std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
     }
     std::string buf;
     for (unsigned pid : pids) {
-        const OwnedFd tasks(open_at(proc, (std::to_string(pid) + "/task").c_str(), kDirFlags));
-        if (tasks.get() < 0) {
-            continue;  // ended meanwhile
+        const std::string task_dir = std::to_string(pid) + "/task";
+        std::vector<unsigned> tids;
+        if (kernel && single_threaded(proc, task_dir)) {
+            tids.push_back(pid);  // most processes: no listing of their task directory
+        } else {
+            const OwnedFd tasks(open_at(proc, task_dir.c_str(), kDirFlags));
+            if (tasks.get() < 0) {
+                continue;  // ended meanwhile
+            }
+            tids = numbered_entries_at(tasks.get(), ".");
         }
-        for (unsigned tid : numbered_entries_at(tasks.get(), ".")) {
+        for (unsigned tid : tids) {
             if (kernel) {
                 const auto mask = kernel->of(tid);
                 const Verdict* verdict = mask ? kernel_verdicts.of(*mask) : nullptr;
@@ -317,13 +333,13 @@ std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
                     continue;
                 }
             }
-            const std::string name = std::to_string(tid);
-            const auto list = allowed_list_at(tasks.get(), name + "/status", buf);
+            const std::string thread = task_dir + "/" + std::to_string(tid);
+            const auto list = allowed_list_at(proc, thread + "/status", buf);
             const Verdict* verdict = list ? verdicts.of(*list) : nullptr;
             if (verdict == nullptr || !verdict->pinned) {
                 continue;
             }
-            const auto stat_text = read_attribute_at(tasks.get(), (name + "/stat").c_str());
+            const auto stat_text = read_attribute_at(proc, (thread + "/stat").c_str());
             const auto stat = stat_text ? parse_stat(*stat_text) : std::nullopt;
             if (!stat || (stat->flags & kPfKthread) != 0) {
                 continue;

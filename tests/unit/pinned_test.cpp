@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -146,7 +149,7 @@ TEST_F(PinnedScan, TheAffinityIsFoundWhereverItIsInTheStatus) {
 
 // The real /proc of this process: the affinity comes from sched_getaffinity(2) there, and a
 // pinned thread's record from its status and stat files.
-TEST(PinnedRealProc, AThreadPinnedToALeavingCpuIsFoundAndOneThatMayStayIsNot) {
+TEST(PinnedRealProc, ThreadsAndProcessesPinnedToALeavingCpuAreFoundAndOneThatMayStayIsNot) {
     cpu_set_t mine;
     ASSERT_EQ(::sched_getaffinity(0, sizeof mine, &mine), 0);
     CpuSet allowed;
@@ -188,11 +191,42 @@ TEST(PinnedRealProc, AThreadPinnedToALeavingCpuIsFoundAndOneThatMayStayIsNot) {
     Probe pinned_probe, free_probe;
     const pid_t pinned_tid = start(pinned_probe, true);
     const pid_t free_tid = start(free_probe, false);
+    // And a process of one thread (found without a listing of its task directory): pinned
+    // by itself, it says so through the pipe and waits to be killed.
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(leaving_cpu, &one);
+        const char ok = ::sched_setaffinity(0, sizeof one, &one) == 0 ? '1' : '0';
+        ::prctl(PR_SET_NAME, "pinned-child");
+        [[maybe_unused]] const ssize_t n = ::write(ready[1], &ok, 1);
+        ::pause();
+        ::_exit(0);
+    }
+    char child_ok = 0;
+    const bool child_ready = ::read(ready[0], &child_ok, 1) == 1 && child_ok == '1';
     const Pinned p =
         scan_pinned("/proc", CpuSet::single(leaving_cpu), allowed - CpuSet::single(leaving_cpu));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(ready[0]);
+    ::close(ready[1]);
     done.set_value();
     pinned_probe.thread.join();
     free_probe.thread.join();
+    ASSERT_TRUE(child_ready) << "the child could not pin itself to CPU " << leaving_cpu;
+    const auto child_found = std::find_if(p.tasks.begin(), p.tasks.end(), [&](const PinnedTask& t) {
+        return t.tid == static_cast<unsigned>(child);
+    });
+    ASSERT_NE(child_found, p.tasks.end())
+        << "process " << child << " (one thread) pinned to CPU " << leaving_cpu << " was not found";
+    EXPECT_EQ(child_found->comm, "pinned-child");
+    EXPECT_EQ(child_found->pid, static_cast<unsigned>(child));
+    EXPECT_EQ(child_found->cpus, CpuSet::single(leaving_cpu));
     ASSERT_GT(pinned_tid, 0) << "pthread_setaffinity_np to CPU " << leaving_cpu << " failed";
     const auto found = std::find_if(p.tasks.begin(), p.tasks.end(), [&](const PinnedTask& t) {
         return t.tid == static_cast<unsigned>(pinned_tid);
