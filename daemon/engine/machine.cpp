@@ -106,6 +106,30 @@ void restore_offline_siblings(TopologyMap& live, const TopologyMap& known, const
     }
 }
 
+// A CPU read now for the first time (it came online, or was never seen) names its siblings;
+// those that stayed online were not read again and may not have it in their lists yet: add
+// it to the entries (copied into `live`, so that the memory saves them) of those in the same
+// core.
+void add_new_siblings(TopologyMap& live, const TopologyMap& known) {
+    TopologyMap grown;
+    for (const auto& [cpu, fresh] : live) {
+        for (unsigned sibling : fresh.siblings.members()) {
+            if (sibling == cpu || live.count(sibling) != 0) {
+                continue;
+            }
+            const auto it = known.find(sibling);
+            if (it == known.end() || it->second.package != fresh.package ||
+                it->second.die != fresh.die || it->second.core != fresh.core ||
+                it->second.siblings.contains(cpu)) {
+                continue;
+            }
+            auto [entry, added] = grown.try_emplace(sibling, it->second);
+            entry->second.siblings.add(cpu);
+        }
+    }
+    live.merge(grown);
+}
+
 }  // namespace
 
 MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
@@ -142,9 +166,22 @@ MachineState read_machine(const SysfsPaths& paths, TopologyMemory& memory) {
     }
     m.bulk_writable = write_permitted(paths.offline()) && write_permitted(paths.online());
 
-    TopologyMap live = read_topology(paths, m.online);
+    // The kernel sets a CPU's topology as it comes up, and it stays so while the CPU is
+    // online (but for a sibling going offline that leaves its thread_siblings_list, made up
+    // for by restore_offline_siblings): only the CPUs that came online since the last read,
+    // or were never read, are read, so that a batch's reads cost one file per CPU, not six.
+    const CpuSet to_read = memory.unread(m.online, m.present);
+    TopologyMap live = read_topology(paths, to_read);
     restore_offline_siblings(live, memory.known(), m.online);
+    add_new_siblings(live, memory.known());
+    CpuSet read_now;
+    for (const auto& [cpu, topo] : live) {
+        read_now.add(cpu);
+    }
     memory.update(live);
+    // A CPU of `to_read` whose topology/ was gone (it went offline meanwhile) is read again
+    // next time.
+    memory.mark_current((m.online - to_read) | (to_read & read_now), m.present);
     m.topology = memory.known();
     return m;
 }

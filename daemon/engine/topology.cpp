@@ -187,6 +187,15 @@ void TopologyMemory::update(const TopologyMap& seen) {
     }
 }
 
+CpuSet TopologyMemory::unread(const CpuSet& online, const CpuSet& present) const {
+    return present == present_ ? online - current_ : online;
+}
+
+void TopologyMemory::mark_current(const CpuSet& current, const CpuSet& present) {
+    current_ = current;
+    present_ = present;
+}
+
 std::optional<CpuTopology> TopologyMemory::find(unsigned cpu) const {
     auto it = known_.find(cpu);
     if (it == known_.end()) {

@@ -63,6 +63,12 @@ public:
     void update(const TopologyMap& seen);
     const TopologyMap& known() const { return known_; }
     std::optional<CpuTopology> find(unsigned cpu) const;
+    // Of `online`, the CPUs whose topology is to be read: those not read while online at the
+    // last read and online at every read since (`online` whole when `present` changed).
+    CpuSet unread(const CpuSet& online, const CpuSet& present) const;
+    // Records that the entries of `current` are fresh (read while online, online since),
+    // with the present CPUs of this read.
+    void mark_current(const CpuSet& current, const CpuSet& present);
     // Why the last save failed (the state directory is not writable, ...); cleared by the
     // next successful save, which update() retries.
     const std::optional<std::string>& save_error() const { return save_error_; }
@@ -71,6 +77,8 @@ private:
     void save() const;
     std::filesystem::path cache_file_;
     TopologyMap known_;
+    CpuSet current_;  // not persisted: a restarted daemon reads every online CPU once
+    CpuSet present_;
     mutable std::optional<std::string> save_error_;
 };
 

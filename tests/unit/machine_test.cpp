@@ -83,6 +83,49 @@ TEST(ReadMachine, OfflineSiblingsStayInTheSiblingLists) {
     EXPECT_EQ(m.smt_secondaries(), CpuSet::range(8, 15));
 }
 
+// The kernel sets a CPU's topology as it comes up: a CPU that stayed online is not read again
+// (a batch's reads cost one file per CPU); one that came online, or all after a change of the
+// present CPUs, are.
+TEST(ReadMachine, TopologyIsReadAgainOnlyForCpusThatCameOnlineOrWhenPresentChanges) {
+    FakeSysfs fs;
+    TopologyMemory memory("");
+    read_machine(fs.paths(), memory);
+    const std::string core3 = "devices/system/cpu/cpu3/topology/core_id";
+    const std::string core4 = "devices/system/cpu/cpu4/topology/core_id";
+    fs.write(core3, "7");
+    EXPECT_EQ(read_machine(fs.paths(), memory).topology.at(3).core, 3) << "read again";
+
+    fs.set_online(4, false);
+    read_machine(fs.paths(), memory);
+    fs.set_online(4, true);
+    fs.write(core4, "6");
+    MachineState m = read_machine(fs.paths(), memory);
+    EXPECT_EQ(m.topology.at(4).core, 6) << "CPU 4 came online: its topology is read";
+    EXPECT_EQ(m.topology.at(3).core, 3);
+
+    fs.write("devices/system/cpu/present", "0-14");
+    m = read_machine(fs.paths(), memory);
+    EXPECT_EQ(m.topology.at(3).core, 7) << "the present CPUs changed: every online CPU is read";
+}
+
+// A CPU first read as it comes online names a sibling that stayed online (and was not read
+// again): that sibling's list gets it too, as a fresh read of both would say.
+TEST(ReadMachine, ASiblingThatComesOnlineJoinsTheListOfOneThatStayedOnline) {
+    FakeSysfs fs;
+    fs.set_online(9, false);
+    fs.write("devices/system/cpu/cpu1/topology/thread_siblings_list", "1");
+    TopologyMemory memory("");  // started with CPU 9 offline: nothing known of it
+    MachineState m = read_machine(fs.paths(), memory);
+    ASSERT_EQ(m.topology.at(1).siblings, of({1}));
+    fs.set_online(9, true);
+    fs.write("devices/system/cpu/cpu1/topology/thread_siblings_list", "1,9");
+    m = read_machine(fs.paths(), memory);
+    EXPECT_EQ(m.topology.at(9).siblings, of({1, 9}));
+    EXPECT_EQ(m.topology.at(1).siblings, of({1, 9}));
+    EXPECT_EQ(m.topology, memory.known());
+    EXPECT_TRUE(m.smt_secondaries().contains(9));
+}
+
 TEST(ReadMachine, TopologySurvivesARestartThroughTheCache) {
     FakeSysfs fs;
     const auto cache = fs.root() / "state" / "topology.cache";
