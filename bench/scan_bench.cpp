@@ -73,6 +73,14 @@ double cpu_ms() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+// The affinity of one CPU, for the sleepers the bench pins.
+cpu_set_t only_cpu(unsigned cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return set;
+}
+
 // Processes of one thread, forked from this one, that sleep until killed: `count` of them,
 // the first `pinned` pinned to `pin_cpu` (most processes of a host have one thread, and the
 // scan reads them without a listing of their task directory).
@@ -90,9 +98,7 @@ public:
             }
             children_.push_back(child);
             if (i < pinned) {
-                cpu_set_t set;
-                CPU_ZERO(&set);
-                CPU_SET(pin_cpu, &set);
+                const cpu_set_t set = only_cpu(pin_cpu);
                 if (::sched_setaffinity(child, sizeof set, &set) == 0) {
                     ++pinned_;
                 }
@@ -464,9 +470,7 @@ public:
             }
             threads_.push_back(thread);
             if (i < pinned) {
-                cpu_set_t set;
-                CPU_ZERO(&set);
-                CPU_SET(pin_cpu, &set);
+                const cpu_set_t set = only_cpu(pin_cpu);
                 if (::pthread_setaffinity_np(thread, sizeof set, &set) == 0) {
                     ++pinned_;
                 }
