@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${CPUHPD_BUILD_DIR:-$here/build}
 runs=21
-coalesce_ms=20
+coalesce_ms=0
 trace=0
 out=""
 while [ $# -gt 0 ]; do

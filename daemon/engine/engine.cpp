@@ -212,15 +212,21 @@ void Engine::change(ChangeAsk ask, std::function<void(ChangeAnswer)> done) {
     const auto received = std::chrono::steady_clock::now();
     const std::uint64_t token = count_unanswered(ask.caller);
     unanswered_.emplace(token, Unanswered{ask.caller, std::move(done), {}});
+    // Announced to the executor at once: a batch that starts before this change is admitted
+    // waits for it (the executor only goes away after stop(), which sets stopping_ first).
+    const bool announced = !stopping_ && executor_;
+    if (announced) {
+        executor_->expect_arrival();
+    }
     // A read takes tens of milliseconds on a loaded machine: one read per change would feed
-    // a burst of changes to the executor one read apart, past its coalescing window. The
-    // changes that come while a task to admit them waits join it and share its read.
+    // a burst of changes to the executor one read apart. The changes that come while a task
+    // to admit them waits join it and share its read.
     const std::lock_guard lock(waiting_mutex_);
     if (!open_changes_) {
         open_changes_ = std::make_shared<WaitingChanges>();
         admission_->post([this, changes = open_changes_] { admit_changes(changes); });
     }
-    open_changes_->push_back({token, std::move(ask), received});
+    open_changes_->push_back({token, std::move(ask), received, announced});
 }
 
 void Engine::post_admission(std::function<void()> task) {
@@ -267,6 +273,12 @@ void Engine::admit_changes(const std::shared_ptr<WaitingChanges>& changes) {
     auto refuse = [this](std::uint64_t token, std::exception_ptr error) {
         post_([this, token, error = std::move(error)] { complete(token, error); });
     };
+    // After a change is queued or refused: the batch it could join need not wait for it.
+    auto arrived = [this](const WaitingChange& change) {
+        if (change.announced && executor_) {
+            executor_->arrival_ended();
+        }
+    };
     MachineState state;
     try {
         if (!executor_) {
@@ -276,6 +288,7 @@ void Engine::admit_changes(const std::shared_ptr<WaitingChanges>& changes) {
     } catch (...) {
         for (const auto& change : taken) {
             refuse(change.token, std::current_exception());
+            arrived(change);
         }
         return;
     }
@@ -290,6 +303,7 @@ void Engine::admit_changes(const std::shared_ptr<WaitingChanges>& changes) {
         } catch (...) {
             refuse(change.token, std::current_exception());
         }
+        arrived(change);
     }
 }
 

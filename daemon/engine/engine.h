@@ -223,6 +223,7 @@ private:
         std::uint64_t token = 0;
         ChangeAsk ask;
         std::chrono::steady_clock::time_point received{};
+        bool announced = false;  // Executor::expect_arrival() was called for it
     };
     using WaitingChanges = std::vector<WaitingChange>;
 

@@ -172,6 +172,8 @@ void Engine::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
         const MachineState state = read();
         std::vector<Request> requests = plan_profile_run(ask, profile, active, state, run->result);
         run->waiting += requests.size();
+        // Announced together: a batch that could take several of them waits for the rest.
+        executor_->expect_arrival(requests.size());
         for (auto& request : requests) {
             try {
                 queue(request, state,
@@ -181,6 +183,7 @@ void Engine::run_profile(const ProfileAsk& ask, const std::optional<Profile>& pr
                     finish_profile_run(*run, &refused);
                 });
             }
+            executor_->arrival_ended();
         }
     } catch (...) {
         post_([this, run, error = std::current_exception()] {

@@ -100,6 +100,21 @@ void Executor::submit(Request request, const MachineState& state, Completion don
     wake_.notify_all();
 }
 
+void Executor::expect_arrival(std::size_t requests) {
+    std::lock_guard lock(mutex_);
+    arriving_ += requests;
+}
+
+void Executor::arrival_ended() {
+    {
+        std::lock_guard lock(mutex_);
+        if (arriving_ == 0 || --arriving_ != 0) {
+            return;
+        }
+    }
+    wake_.notify_all();
+}
+
 std::uint64_t Executor::cancel(std::uint64_t batch_id) {
     std::lock_guard lock(mutex_);
     if (running_batch_id_ == 0) {
@@ -162,18 +177,22 @@ void Executor::worker() {
         if (stopping_) {
             return;
         }
-        // A request that finds the executor idle waits for company; requests queued
-        // while a batch ran have waited already and go at once. The window opens when the
-        // engine received the request, not when it reached this queue: its machine read and
-        // resolution on the admission thread count against the window instead of adding to
-        // it, and the requests received within the window of the first still join its batch
-        // (unless their own admission outlasts it).
+        // A batch does not leave behind the requests received before it could start: those
+        // still being admitted are waited for (bounded, so that a stream of arrivals cannot
+        // hold the queue back). A request that finds the executor idle goes at once when
+        // nothing else is on its way; only a configured coalescing window makes it wait for
+        // requests not received yet. Requests queued while a batch ran have waited already.
+        // Both waits count from the first request's receipt, not from its arrival here: its
+        // machine read and resolution on the admission thread count against them.
+        const auto first_received = queue_.front().request.received;
         if (!just_ran_batch_ && settings_.coalesce.count() > 0) {
-            const auto deadline = queue_.front().request.received + settings_.coalesce;
-            wake_.wait_until(lock, deadline, [this] { return stopping_; });
-            if (stopping_) {
-                return;
-            }
+            wake_.wait_until(lock, first_received + settings_.coalesce,
+                             [this] { return stopping_; });
+        }
+        wake_.wait_until(lock, first_received + settings_.arrival_wait,
+                         [this] { return stopping_ || arriving_ == 0; });
+        if (stopping_) {
+            return;
         }
         std::vector<Pending> batch = take_batch(lock);
         running_batch_ = true;

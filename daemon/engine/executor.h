@@ -1,7 +1,10 @@
 // The engine's front door: one worker thread, one batch at a time. Requests that arrive
-// while a batch runs, or within the coalescing window (which opens at the first request's
-// Request::received), join the next batch unless they ask the opposite action (then arrival
-// order is kept and they form a later batch).
+// while a batch runs join the next batch, and so do requests received before a batch
+// starts that are still being admitted (announced by expect_arrival()), unless they ask the
+// opposite action (then arrival order is kept and they form a later batch). A request that
+// finds the executor idle with nothing else on its way starts its batch at once, unless the
+// settings ask for a coalescing window (EngineSettings::coalesce, opened at the first
+// request's Request::received) to wait for requests not received yet.
 #pragma once
 
 #include <atomic>
@@ -48,6 +51,13 @@ public:
     // are all in the asked state already while no batch is queued or running (batch_id 0).
     void submit(Request request, const MachineState& state, Completion done);
 
+    // `requests` were received and are on their way to submit() (being admitted): a batch
+    // that could take them does not start without them, for at most
+    // EngineSettings::arrival_wait after its first request's receipt. Each request is ended
+    // by one arrival_ended(), after its submit() or its refusal.
+    void expect_arrival(std::size_t requests = 1);
+    void arrival_ended();
+
     // Cancels the batch running now, if its id is `batch_id` (0: whichever runs): it stops
     // before its next write, atomic requests roll back, and every caller of the batch gets
     // its results (CPUs not reached: Cancelled). Returns the batch's id. Throws
@@ -78,6 +88,7 @@ private:
     std::uint64_t running_batch_id_ = 0;  // 0 while no batch runs
     bool just_ran_batch_ = false;         // the queue was not empty when the last batch ended
     bool stopping_ = false;
+    std::size_t arriving_ = 0;  // expect_arrival() calls not ended yet
     std::uint64_t next_batch_id_ = 1;
     // Read by the batch between its writes, without the mutex.
     std::atomic<std::uint64_t> cancelled_batch_{0};

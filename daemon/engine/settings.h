@@ -27,7 +27,14 @@ inline constexpr long long kMaxHoldGraceS = 86400;
 struct EngineSettings {
     CpuSet protected_cpus = CpuSet::single(0);  // never taken offline
     unsigned min_online = 1;                    // a batch may not leave fewer online
-    std::chrono::milliseconds coalesce{20};     // how long a new batch waits for company
+    // How long a batch that finds the executor idle waits for requests not received yet
+    // (config coalesce_ms). None by default: a lone request goes at once, and requests that
+    // come together still share a batch (those received while one runs join the next, and
+    // those still being admitted are waited for, up to arrival_wait).
+    std::chrono::milliseconds coalesce{0};
+    // The longest a batch waits for requests received before it started that are still
+    // being admitted (a machine read each list; tens of ms on a loaded machine).
+    std::chrono::milliseconds arrival_wait{50};
     Expedite expedite = Expedite::Auto;
     Mode default_mode = Mode::Atomic;
     std::size_t max_queued_requests = 256;           // beyond this, callers get Busy

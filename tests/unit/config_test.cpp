@@ -32,7 +32,7 @@ TEST(Config, EmptyTextGivesDefaults) {
     EXPECT_EQ(config.log_level, "info");
     EXPECT_EQ(config.engine.protected_cpus, CpuSet::single(0));
     EXPECT_EQ(config.engine.min_online, 1u);
-    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(20));
+    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(0));
     EXPECT_EQ(config.engine.expedite, Expedite::Auto);
     EXPECT_EQ(config.engine.default_mode, Mode::Atomic);
     EXPECT_EQ(config.engine.max_queued_requests, 256u);
@@ -49,7 +49,7 @@ state_dir: /tmp/state
 log_level: debug
 protected_cpus: 0-1,8
 min_online: 2
-coalesce_ms: 0
+coalesce_ms: 5
 expedite: never
 default_mode: best-effort
 max_queued_requests: 16
@@ -71,7 +71,7 @@ profiles:
     EXPECT_EQ(config.log_level, "debug");
     EXPECT_EQ(config.engine.protected_cpus, CpuSet::from({0, 1, 8}));
     EXPECT_EQ(config.engine.min_online, 2u);
-    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(0));
+    EXPECT_EQ(config.engine.coalesce, std::chrono::milliseconds(5));
     EXPECT_EQ(config.engine.expedite, Expedite::Never);
     EXPECT_EQ(config.engine.default_mode, Mode::BestEffort);
     EXPECT_EQ(config.engine.max_queued_requests, 16u);

@@ -789,6 +789,9 @@ private:
 // The engine writes through a PausingWriter, and its reads of the machine can be made slow.
 struct EngineAdmissionTest : EngineTest {
     void SetUp() override {
+        // Long enough that a batch waiting for a change still being admitted never gives up
+        // on it here, however slow the reads of a loaded CI host.
+        setup.settings.arrival_wait = 10s;
         engine = std::make_unique<Engine>(setup, writer, events, loop.post());
         engine->start();
     }
@@ -860,6 +863,35 @@ TEST_F(EngineAdmissionTest, ChangesThatComeWhileAdmissionIsBusyShareOneReadAndOn
     EXPECT_NE(events.batches[1].batch_id, std::get<RequestResult>(*running).batch_id);
     EXPECT_EQ(events.batches[1].requests, std::size_t{kChanges});
     EXPECT_EQ(machine.fs.online(), set({0, 10, 11, 12, 13, 14, 15}));
+}
+
+// Two changes received while nothing runs, admitted by two reads (a dry run between them
+// closes the first list): the first change's batch waits for the second, which was received
+// before it could start, instead of leaving it a batch of its own.
+TEST_F(EngineAdmissionTest, AChangeReceivedBeforeABatchStartsJoinsItThoughAdmittedByALaterRead) {
+    ASSERT_NO_FATAL_FAILURE(hold_admission());
+    std::optional<ChangeAnswer> first;
+    std::optional<ProfileAnswer> dry_run;
+    std::optional<ChangeAnswer> second;
+    engine->change(ask(Action::Offline, "2", ":1.2"),
+                   [&](ChangeAnswer got) { first = std::move(got); });
+    ProfileAsk night;
+    night.name = "night";
+    night.dry_run = true;
+    night.caller = ":1.1";
+    engine->apply_profile(night, [&](ProfileAnswer got) { dry_run = std::move(got); });
+    engine->change(ask(Action::Offline, "3", ":1.3"),
+                   [&](ChangeAnswer got) { second = std::move(got); });
+    present->release();
+    ASSERT_TRUE(
+        loop.pump_until([&] { return first && dry_run && second && !events.batches.empty(); }));
+    ASSERT_TRUE(std::holds_alternative<RequestResult>(*first));
+    ASSERT_TRUE(std::holds_alternative<RequestResult>(*second));
+    EXPECT_EQ(std::get<RequestResult>(*first).outcome, Outcome::Ok);
+    EXPECT_EQ(std::get<RequestResult>(*first).batch_id, std::get<RequestResult>(*second).batch_id);
+    ASSERT_EQ(events.batches.size(), 1u);
+    EXPECT_EQ(events.batches[0].requests, 2u);
+    EXPECT_EQ(machine.fs.online(), CpuSet::range(0, 15) - set({2, 3}));
 }
 
 TEST_F(EngineAdmissionTest, AChangeMadeAfterAnotherAdmissionTaskIsAdmittedAfterIt) {

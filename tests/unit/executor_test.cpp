@@ -105,7 +105,9 @@ struct WindowedMachine {
 
 TEST(Executor, CoalescesConcurrentCallersIntoOneBatch) {
     WindowedMachine w(300ms);
-    auto& [m, results] = w;
+    // Not a structured binding: the callers' lambdas capture these (clang 14 refuses that).
+    FakeMachine& m = w.m;
+    Results& results = w.results;
     const EngineSettings& s = m.settings;
     {
         Executor ex(*m.runner, s);
@@ -214,6 +216,78 @@ TEST(Executor, QueuedCoversTheCoalescingWindowOfACoalescedBatch) {
     EXPECT_LE(second.queued, first.queued);
     EXPECT_GE(second.queued.count(), 0);
     EXPECT_LE(first.queued, elapsed);
+}
+
+// A machine without a coalescing window (the default) whose batches wait up to `arrival_wait`
+// for requests still being admitted.
+struct ArrivalMachine {
+    explicit ArrivalMachine(std::chrono::milliseconds arrival_wait)
+        : m({}, settings(arrival_wait)) {}
+    static EngineSettings settings(std::chrono::milliseconds arrival_wait) {
+        EngineSettings s;
+        EXPECT_EQ(s.coalesce, 0ms);  // the default the daemon ships with
+        s.arrival_wait = arrival_wait;
+        return s;
+    }
+    FakeMachine m;
+    Results results;
+};
+
+// A lone request on an idle executor starts its batch at once: nothing is on its way, so
+// neither the (unset) coalescing window nor the wait for arrivals holds it.
+TEST(Executor, ALoneRequestStartsItsBatchAtOnce) {
+    ArrivalMachine a(20s);  // waited out, Results::wait_for would give up first (10 s)
+    auto& [m, results] = a;
+    Executor ex(*m.runner, m.settings);
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
+    const auto done = results.wait_for(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_NE(done[0].batch_id, 0u);
+    EXPECT_EQ(done[0].cpus.at(0).outcome, CpuOutcome::Changed);
+    EXPECT_LT(done[0].queued, m.settings.arrival_wait);
+}
+
+// A request received before the batch starts but still being admitted (announced with
+// expect_arrival()) joins that batch instead of following it alone.
+TEST(Executor, ARequestStillBeingAdmittedJoinsTheBatchAheadOfIt) {
+    ArrivalMachine a(20s);
+    auto& [m, results] = a;
+    std::promise<void> started;
+    std::once_flag first_batch;
+    Executor::Observers observers;
+    observers.batch_started = [&](std::uint64_t, const std::vector<Request>&) {
+        std::call_once(first_batch, [&] { started.set_value(); });
+    };
+    Executor ex(*m.runner, m.settings, observers);
+    ex.expect_arrival();
+    ex.expect_arrival();
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
+    ex.arrival_ended();
+    // The second is still on its way: no batch may start without it.
+    auto batch_started = started.get_future();
+    EXPECT_EQ(batch_started.wait_for(200ms), std::future_status::timeout)
+        << "a batch started while a request received before it was still being admitted";
+    ex.submit(m.request(Action::Offline, set({5})), m.state(), results.slot());
+    ex.arrival_ended();
+    const auto done = results.wait_for(2);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_NE(done[0].batch_id, 0u);
+    EXPECT_EQ(done[0].batch_id, done[1].batch_id);
+    EXPECT_EQ(m.fs.online(), CpuSet::range(0, 15) - set({4, 5}));
+}
+
+// An arrival that never comes (an admission stuck in a slow read, or a stream of new ones)
+// holds the batch back for arrival_wait at most.
+TEST(Executor, AnArrivalThatDoesNotComeHoldsTheBatchBackForArrivalWaitAtMost) {
+    ArrivalMachine a(300ms);
+    auto& [m, results] = a;
+    Executor ex(*m.runner, m.settings);
+    ex.expect_arrival();  // never ended
+    ex.submit(m.request(Action::Offline, set({4})), m.state(), results.slot());
+    const auto done = results.wait_for(1);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].cpus.at(0).outcome, CpuOutcome::Changed);
+    EXPECT_GE(done[0].queued, m.settings.arrival_wait);
 }
 
 // The coalescing window opens at the request's receipt, not when it reaches the queue: a

@@ -241,7 +241,6 @@ sysfs_root: /sys
 bus: system
 protected_cpus: "0"
 min_online: 1
-coalesce_ms: 20
 expedite: auto
 default_mode: atomic
 state_dir: /run/cpuhpd

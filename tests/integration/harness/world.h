@@ -30,8 +30,8 @@ inline constexpr unsigned kCpus = kPackages * kCoresPerPackage * kThreadsPerCore
 struct DaemonConfig {
     std::string protected_cpus = "0";
     unsigned min_online = 2;
-    unsigned coalesce_ms = 20;
-    std::string extra_yaml;  // appended verbatim
+    unsigned coalesce_ms = 0;  // the daemon's default
+    std::string extra_yaml;    // appended verbatim
     std::string log_level = "debug";
     // Start with --uevent-socket: the daemon keeps its state from uevents, as on /sys,
     // and send_uevent() plays the kernel.
