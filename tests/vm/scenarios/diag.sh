@@ -6,6 +6,13 @@ t0=$(now_ms); i=0; while [ $i -lt 20 ]; do cat /proc/loadavg >/dev/null; i=$((i 
 note "20 x fork+exec cat: $((t1 - t0)) ms"
 t0=$(now_ms); i=0; while [ $i -lt 5 ]; do jq -n 1 >/dev/null; i=$((i + 1)); done; t1=$(now_ms)
 note "5 x jq -n 1: $((t1 - t0)) ms"
+# cpuctl's own start (issue 31 item 3): the process and its libraries, then the dynamic
+# loader's share of it
+t0=$(now_ms); i=0; while [ $i -lt 5 ]; do cpuctl --version >/dev/null; i=$((i + 1)); done; t1=$(now_ms)
+note "5 x cpuctl --version: $((t1 - t0)) ms"
+t0=$(now_ms); i=0; while [ $i -lt 5 ]; do LD_BIND_NOW=1 cpuctl --version >/dev/null; i=$((i + 1)); done; t1=$(now_ms)
+note "5 x LD_BIND_NOW=1 cpuctl --version: $((t1 - t0)) ms"
+LD_DEBUG=statistics cpuctl --version 2>&1 | sed -n 's/^ *[0-9]*: *//p' | while read -r line; do note "ld.so: $line"; done
 if daemon_alive; then
     p=$(daemon_pid)
     a=$(awk '{print $14 + $15}' /proc/$p/stat); sleep 5; b=$(awk '{print $14 + $15}' /proc/$p/stat)
