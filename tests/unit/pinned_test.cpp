@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "batch_phases.h"
@@ -241,6 +243,22 @@ TEST(PinnedRealProc, ThreadsAndProcessesPinnedToALeavingCpuAreFoundAndOneThatMay
         EXPECT_NE(t.tid, static_cast<unsigned>(free_tid)) << "an unpinned thread was reported";
         EXPECT_FALSE(t.cpus.intersects(allowed - CpuSet::single(leaving_cpu)))
             << "task " << t.tid << " (" << t.comm << ") on " << t.cpus << " may stay";
+    }
+    // The leaving CPU's own kernel threads are pinned to it too, and the kernel moves them
+    // itself: its ksoftirqd, which every SMP kernel has, must not be reported.
+    const std::string ksoftirqd = "ksoftirqd/" + std::to_string(leaving_cpu);
+    std::optional<unsigned> ksoftirqd_pid;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream comm(entry.path() / "comm");
+        std::string name;
+        if (std::getline(comm, name) && name == ksoftirqd) {
+            ksoftirqd_pid = static_cast<unsigned>(std::stoul(entry.path().filename().string()));
+            break;
+        }
+    }
+    ASSERT_TRUE(ksoftirqd_pid.has_value()) << "no " << ksoftirqd << " in /proc";
+    for (const auto& t : p.tasks) {
+        EXPECT_NE(t.tid, *ksoftirqd_pid) << "the kernel thread " << ksoftirqd << " was reported";
     }
 }
 
