@@ -49,7 +49,7 @@ while [ $wakes -lt 10 ] && [ $round -lt 5 ]; do
         fail "round $round: B never ran on cpu$X before the batch: the setup did not hold"
     wakes=$((wakes + $(field b_wakes_after)))
     on_x=$((on_x + $(field b_on_cpu_after)))
-    kwrite $SYS/online "$BATCH"; [ "$KW" = ok ] || fail "round $round: online $BATCH: $KW"
+    kwrite_ok $SYS/online "$BATCH" "round $round: online $BATCH"
 done
 [ $wakes -ge 10 ] || fail "B woke only $wakes times during $round batches: too few to tell"
 [ $on_x = 0 ] || fail "B woke $on_x of $wakes times on the pending cpu$X (pushed there from cpu$SRC)"

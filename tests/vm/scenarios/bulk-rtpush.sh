@@ -40,6 +40,6 @@ case "$out" in
 *"l_pushed_at_preemption 1"*) echo "  ok: L was pushed off the pending cpu$X when H preempted it there" ;;
 *) fail "L stayed on the pending cpu$X behind H (pinned there, higher priority) instead of being pushed: $out" ;;
 esac
-kwrite $SYS/online "$BATCH"; [ "$KW" = ok ] || fail "online $BATCH: $KW"
+kwrite_ok $SYS/online "$BATCH" "online $BATCH"
 assert_all_online "end"
 exit 0

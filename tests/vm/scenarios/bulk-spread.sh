@@ -22,7 +22,7 @@ PER=${SPREAD_PER_CPU:-2}
 ROUNDS=${SPREAD_ROUNDS:-3}
 down() { # path
     local c
-    if [ $1 = bulk ]; then kwrite $SYS/offline "$LIST"; [ "$KW" = ok ] || fail "offline $LIST: $KW"; return; fi
+    if [ $1 = bulk ]; then kwrite_ok $SYS/offline "$LIST" "offline $LIST"; return; fi
     for c in $P; do echo 0 >$SYS/cpu$c/online || fail "cpu$c/online = 0 failed"; done
 }
 note "last package {$LIST}, $PER sleepers per CPU, $ROUNDS rounds per path"
@@ -48,7 +48,7 @@ while [ $i -lt $ROUNDS ]; do
         for ms in 0 10 100 1000; do row="$row $(kv_field max_on_one "$(echo "$out" | grep "after_ms $ms ")")"; done
         TABLE="$TABLE
   $row"
-        kwrite $SYS/online "$LIST"; [ "$KW" = ok ] || fail "online $LIST: $KW"
+        kwrite_ok $SYS/online "$LIST" "online $LIST"
     done
 done
 echo "  summary ($(count $P) CPUs x $PER sleepers = $(( $(count $P) * PER )) threads):$TABLE"

@@ -27,8 +27,8 @@ note "timers ticking on cpu$HOME; batch {$BATCH} x $ROUNDS from cpu$ME"
 i=0
 while [ $i -lt $ROUNDS ]; do
     i=$((i + 1))
-    kwrite $SYS/offline "$BATCH"; [ "$KW" = ok ] || fail "round $i: offline $BATCH: $KW"
-    kwrite $SYS/online "$BATCH"; [ "$KW" = ok ] || fail "round $i: online $BATCH: $KW"
+    kwrite_ok $SYS/offline "$BATCH" "round $i: offline $BATCH"
+    kwrite_ok $SYS/online "$BATCH" "round $i: online $BATCH"
 done
 res="starts $(rd $P/starts) remote $(rd $P/remote) inactive_cpu $(rd $P/inactive_cpu) offline_base $(rd $P/offline_base) last_offline_cpu $(rd $P/last_offline_cpu)"
 echo "  | $res"

@@ -405,6 +405,8 @@ kwrite() {
     fi
     echo "  -> $KW"
 }
+# kwrite_ok FILE VALUE WHAT: kwrite, and fail "WHAT: <error>" unless the write succeeded
+kwrite_ok() { kwrite "$1" "$2"; [ "$KW" = ok ] || fail "$3: $KW"; }
 # write_killed_after_first_change FILE LIST FUNC: write LIST to FILE (cpu/offline or
 # cpu/online) from a child shell and SIGKILL it as soon as cpu/online changes (the
 # batch's first CPU is done), seen by a tight read with shell builtins only (awk or sleeps

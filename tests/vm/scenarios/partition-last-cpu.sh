@@ -25,8 +25,7 @@ echo $T >$CG/p/cgroup.procs || fail "cannot move task $T into the partition"
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition p {$BL}"
 
 for c in $B; do
-    kwrite $SYS/cpu$c/online 0
-    [ "$KW" = ok ] || fail "cpu$c/online = 0 of the partition {$BL}: $KW"
+    kwrite_ok $SYS/cpu$c/online 0 "cpu$c/online = 0 of the partition {$BL}"
 done
 state=$(rd $CG/p/cpuset.cpus.partition)
 note "every CPU of p offline: partition '$state'"
@@ -38,8 +37,7 @@ aff=$(task_cpus)
 echo "  ok: task $T runs on {$(compress $aff)}, within the parent's CPUs"
 
 for c in $B; do
-    kwrite $SYS/cpu$c/online 1
-    [ "$KW" = ok ] || fail "cpu$c/online = 1: $KW"
+    kwrite_ok $SYS/cpu$c/online 1 "cpu$c/online = 1"
 done
 assert_eq "$(rd $CG/p/cpuset.cpus.partition)" root "partition p with its CPUs back"
 assert_eq "$(rd $CG/p/cpuset.cpus.effective)" "$BL" "partition p's effective CPUs"
