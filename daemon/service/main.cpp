@@ -93,7 +93,8 @@ void add_options(CLI::App& app, Options& options) {
                    "Runtime state directory (default /run/cpuhpd)");
     app.add_option("--bus", options.bus, "system, session or a D-Bus address (default system)");
     app.add_option("--coalesce-ms", options.coalesce_ms,
-                   "How long a new batch waits for concurrent requests, 0..10000 ms")
+                   "How long a batch that finds cpuhpd idle waits for requests not received yet, "
+                   "0..10000 ms (default 0: a lone request goes at once)")
         ->check(CLI::Range(0, 10000));
     app.add_option("--log-level", options.log_level, cpuhpd::alternatives(cpuhpd::kLogLevelNames))
         ->check(CLI::IsMember(cpuhpd::names_in(cpuhpd::kLogLevelNames)));
