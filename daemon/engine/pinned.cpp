@@ -326,6 +326,13 @@ std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
             tids = numbered_entries_at(tasks.get(), ".");
         }
         for (unsigned tid : tids) {
+            if (kernel) {
+                const auto mask = kernel->of(tid);
+                const Verdict* verdict = mask ? kernel_verdicts.of(*mask) : nullptr;
+                if (verdict == nullptr || !verdict->pinned) {
+                    continue;  // most threads: no path is built, no file read
+                }
+            }
             const std::string thread = task_dir + "/" + std::to_string(tid);
             std::optional<Stat> stat;
             // A user thread, not a kernel one (the kernel moves those itself), from its
@@ -335,15 +342,11 @@ std::vector<PinnedTask> scan_tasks(int proc, const std::vector<unsigned>& pids,
                 stat = text ? parse_stat(*text) : std::nullopt;
                 return stat && (stat->flags & kPfKthread) == 0;
             };
-            if (kernel) {
-                const auto mask = kernel->of(tid);
-                const Verdict* verdict = mask ? kernel_verdicts.of(*mask) : nullptr;
-                // Most threads the kernel's mask finds pinned are the per-CPU kthreads of the
-                // leaving CPUs (several per CPU): their short stat file says so before the
-                // status file, which procfs formats at about 1.4 kB, is read at all.
-                if (verdict == nullptr || !verdict->pinned || !read_user_stat()) {
-                    continue;
-                }
+            // Most threads the kernel's mask finds pinned are the per-CPU kthreads of the
+            // leaving CPUs (several per CPU): their short stat file says so before the status
+            // file, which procfs formats at about 1.4 kB, is read at all.
+            if (kernel && !read_user_stat()) {
+                continue;
             }
             const auto list = allowed_list_at(proc, thread + "/status", buf);
             const Verdict* verdict = list ? verdicts.of(*list) : nullptr;
