@@ -7,6 +7,7 @@
 #include "exit_codes.h"
 #include "hold_command.h"
 #include "names.h"
+#include "parsed.h"
 #include "progress.h"
 #include "render_json.h"
 #include "render_table.h"
@@ -63,28 +64,24 @@ struct Call {
 Call call_of(const ChangeCommand& c) {
     Call call;
     call.dry_run = c.dry_run;
-    if (c.smt->parsed()) {
+    if (parsed(c.smt)) {
         call.method = BatchMethod::SetSmt;
         call.argument = c.smt_state;
         call.label = "smt " + c.smt_state;
         return call;
     }
     const std::string action =
-        c.plan->parsed() ? c.plan_action : (c.offline->parsed() ? "offline" : "online");
+        parsed(c.plan) ? c.plan_action : (parsed(c.offline) ? "offline" : "online");
     call.method = action == "offline" ? BatchMethod::Offline : BatchMethod::Online;
     call.argument = join_masks(c.masks);
     call.label = action;
-    if (c.plan->parsed()) {
+    if (parsed(c.plan)) {
         call.dry_run = true;
     }
     return call;
 }
 
 }  // namespace
-
-bool ChangeCommand::parsed() const {
-    return offline->parsed() || online->parsed() || plan->parsed() || smt->parsed();
-}
 
 void add_change_commands(CLI::App& app, ChangeCommand& c) {
     const std::string batch_footer = std::string("\n") + kMaskHelp + "\n" + kBatchExamples;
@@ -124,7 +121,7 @@ void add_smt_command(CLI::App& app, ChangeCommand& c) {
 }
 
 void check_change_command(const ChangeCommand& c) {
-    if (!c.command.empty() && !c.offline->parsed() && !c.online->parsed()) {
+    if (!c.command.empty() && !parsed(c.offline) && !parsed(c.online)) {
         throw CLI::ValidationError("-- COMMAND", "only offline and online run a command");
     }
     if (!c.command.empty() && c.dry_run) {
@@ -135,7 +132,7 @@ void check_change_command(const ChangeCommand& c) {
     }
     for (auto* sub : {c.offline, c.online}) {
         for (const char* name : {"--who", "--why", "--no-restore"}) {
-            if (c.command.empty() && sub->count(name) > 0) {
+            if (c.command.empty() && sub != nullptr && sub->count(name) > 0) {
                 throw CLI::ValidationError(name, "only with -- COMMAND");
             }
         }

@@ -36,6 +36,7 @@ Examples:
   cpuctl online all
   cpuctl --json online node:0 0xff)";
 
+// The commands are null when not built (main.cpp builds only the command named): parsed.h.
 struct ChangeCommand {
     CLI::App* offline = nullptr;
     CLI::App* online = nullptr;
@@ -54,8 +55,6 @@ struct ChangeCommand {
     std::string who = "cpuctl";
     std::string why;
     bool no_restore = false;
-
-    bool parsed() const;
 };
 
 // Adds offline, online and plan to `app` (add_smt_command: smt, later in the command list);

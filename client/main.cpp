@@ -3,18 +3,23 @@
 // calls the daemon through DaemonClient and prints a table or, with --json, the shapes of
 // docs/interface.md.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "change_command.h"
+#include "command_word.h"
 #include "daemon_client.h"
 #include "exit_codes.h"
 #include "map_command.h"
 #include "names.h"
+#include "parsed.h"
 #include "profile_command.h"
 #include "query_commands.h"
 #include "render_json.h"
@@ -67,21 +72,46 @@ void add_global_options(CLI::App& app, Args& a) {
                    "else the system bus)");
 }
 
-// The commands in the order `cpuctl --help` lists them.
-void add_commands(CLI::App& app, Args& a) {
-    cpuctl::add_change_commands(app, a.change);
-    cpuctl::add_status_command(app, a.status);
-    cpuctl::add_topology_command(app, a.topology);
-    for (auto* sub : {a.status.command, a.topology.command}) {
-        sub->add_flag("--map", a.map, "draw the machine: packages, cores, threads and their state");
-        sub->add_flag("--no-color", a.no_color, "--map without colour (none when not a terminal)");
+// cpuctl's commands, in the order `cpuctl --help` lists them, with the words that name
+// them.
+struct CommandGroup {
+    std::array<std::string_view, 3> names;  // "" fills the rest
+    void (*add)(CLI::App&, Args&);
+};
+const CommandGroup kCommands[] = {
+    {{"offline", "online", "plan"},
+     [](CLI::App& app, Args& a) { cpuctl::add_change_commands(app, a.change); }},
+    {{"status"}, [](CLI::App& app, Args& a) { cpuctl::add_status_command(app, a.status); }},
+    {{"topology"}, [](CLI::App& app, Args& a) { cpuctl::add_topology_command(app, a.topology); }},
+    {{"smt"}, [](CLI::App& app, Args& a) { cpuctl::add_smt_command(app, a.change); }},
+    {{"cancel"}, [](CLI::App& app, Args& a) { cpuctl::add_cancel_command(app, a.cancel); }},
+    {{"holds"}, [](CLI::App& app, Args& a) { cpuctl::add_holds_command(app, a.holds); }},
+    {{"release"}, [](CLI::App& app, Args& a) { cpuctl::add_release_command(app, a.release); }},
+    {{"profile"}, [](CLI::App& app, Args& a) { cpuctl::add_profile_command(app, a.profile); }},
+    {{"watch"}, [](CLI::App& app, Args& a) { cpuctl::add_watch_command(app, a.watch); }},
+};
+
+// The command `word` names, or every command when it names none (help, a usage error).
+// Building only the one named spares cpuctl's start the construction of every other
+// command's options: CLI11 builds each as an object of its own.
+void add_commands(CLI::App& app, Args& a, std::string_view word) {
+    const auto names = [word](const CommandGroup& g) {
+        return !word.empty() && std::find(g.names.begin(), g.names.end(), word) != g.names.end();
+    };
+    const bool known = std::any_of(std::begin(kCommands), std::end(kCommands), names);
+    for (const auto& group : kCommands) {
+        if (!known || names(group)) {
+            group.add(app, a);
+        }
     }
-    cpuctl::add_smt_command(app, a.change);
-    cpuctl::add_cancel_command(app, a.cancel);
-    cpuctl::add_holds_command(app, a.holds);
-    cpuctl::add_release_command(app, a.release);
-    cpuctl::add_profile_command(app, a.profile);
-    cpuctl::add_watch_command(app, a.watch);
+    for (auto* sub : {a.status.command, a.topology.command}) {
+        if (sub != nullptr) {
+            sub->add_flag("--map", a.map,
+                          "draw the machine: packages, cores, threads and their state");
+            sub->add_flag("--no-color", a.no_color,
+                          "--map without colour (none when not a terminal)");
+        }
+    }
 }
 
 // argv up to the first "--"; what follows it goes to `command`.
@@ -148,27 +178,27 @@ int parse_failed(const CLI::ParseError& e, CLI::App& app, int argc, char** argv)
 
 int dispatch(cpuctl::DaemonClient& client, const Args& a) {
     if (a.map) {
-        return cpuctl::run_map_command(client, a.status.command->parsed(), a.no_color);
+        return cpuctl::run_map_command(client, cpuctl::parsed(a.status.command), a.no_color);
     }
-    if (a.status.command->parsed()) {
+    if (cpuctl::parsed(a.status.command)) {
         return cpuctl::run_status_command(client, a.status, a.json);
     }
-    if (a.cancel.command->parsed()) {
+    if (cpuctl::parsed(a.cancel.command)) {
         return cpuctl::run_cancel_command(client, a.cancel, a.json);
     }
-    if (a.holds.command->parsed()) {
+    if (cpuctl::parsed(a.holds.command)) {
         return cpuctl::run_holds_command(client, a.holds, a.json);
     }
-    if (a.release.command->parsed()) {
+    if (cpuctl::parsed(a.release.command)) {
         return cpuctl::run_release_command(client, a.release, a.json);
     }
-    if (a.profile.profile->parsed()) {
+    if (cpuctl::parsed(a.profile.profile)) {
         return cpuctl::run_profile_command(client, a.profile, a.json);
     }
-    if (a.watch.command->parsed()) {
+    if (cpuctl::parsed(a.watch.command)) {
         return cpuctl::run_watch_command(client.connection(), a.watch, a.json);
     }
-    if (a.topology.command->parsed()) {
+    if (cpuctl::parsed(a.topology.command)) {
         return cpuctl::run_topology_command(client, a.topology, a.json);
     }
     return cpuctl::run_change_command(client, a.change, a.json);
@@ -181,8 +211,8 @@ int main(int argc, char** argv) {
     CLI::App app{"cpuctl: take CPUs offline and online in bulk through the cpuhpd service.",
                  "cpuctl"};
     add_global_options(app, a);
-    add_commands(app, a);
     std::vector<char*> own_args = split_command(argc, argv, a.change.command);
+    add_commands(app, a, cpuctl::command_word(own_args));
     try {
         app.parse(static_cast<int>(own_args.size()), own_args.data());
         cpuctl::check_change_command(a.change);
