@@ -10,11 +10,12 @@
 # test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
 # headless chromium driven by chromium-driver through python3-selenium; prometheus: its
 # promtool checks the metrics file in the integration tests; stress-ng: the guest's outside
-# stressor, stress-ng --cpu-online in the lockdep-stress scenario) need.
+# stressor, stress-ng --cpu-online in the lockdep-stress scenario; ccache: scripts/test.sh
+# compiles through it, so a run after an earlier one compiles only what changed) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
 pkgs=(
-  build-essential cmake ninja-build pkg-config clang-format scdoc
+  build-essential cmake ninja-build pkg-config clang-format scdoc ccache
   clang libclang-rt-14-dev
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev

@@ -47,19 +47,38 @@ if [ $# -eq 0 ] && [ "${CPUHPD_PREBUILD_KERNELS:-1}" = 1 ]; then
     trap 'exit 130' INT TERM
 fi
 
+# Every compile below goes through ccache, its cache beside the kernel cache: a run after
+# an earlier one compiles only what changed (the sanitized build, the guests' cpuctl and
+# the fuzz build: CMake takes the launcher from the environment for a new build
+# directory). BASEDIR and NOHASHDIR let a clone in another directory hit the same
+# entries; the price is that a hit's debug info names the directory of the clone that
+# compiled it first (file names and lines stay right).
+export CCACHE_DIR=${CCACHE_DIR:-$CPUHPD_CACHE/ccache}
+export CCACHE_BASEDIR=$here CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+ccache --zero-stats >/dev/null
+
 # -O1 -g1 rather than RelWithDebInfo's -O2 -g: the sanitized build compiles in about
 # half the time (the compiler's back end, not parsing, is most of it), ASan's own
 # advice is -O1, and -g1's line tables are what the sanitizers' stack traces need.
-# The QEMU guests run a Release cpuctl (tests/vm/CMakeLists.txt, CPUHPD_GUEST_CPUCTL: an
-# ASan cpuctl costs about 0.6 s more per call there) beside the sanitized daemon.
 guest_client=$build/guest-client
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCPUHPD_SANITIZE=ON \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
     -DCPUHPD_GUEST_CPUCTL="$guest_client/client/cpuctl" >/dev/null
 ninja -C "$build"
 "$here/scripts/check-format.sh" "$build"
-cmake -S "$here" -B "$guest_client" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C "$guest_client" cpuctl
+
+# The QEMU guests run a Release cpuctl (tests/vm/CMakeLists.txt, CPUHPD_GUEST_CPUCTL: an
+# ASan cpuctl costs about 0.6 s more per call there) beside the sanitized daemon. Built
+# only when the tests selected boot a guest.
+selected=$(ctest --test-dir "$build" -N "$@")
+if grep -qE 'Test +#[0-9]+: (vm-|bench-smoke)' <<<"$selected"; then
+    cmake -S "$here" -B "$guest_client" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+    ninja -C "$guest_client" cpuctl
+fi
+ccache --print-stats | awk -F'\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ { hits += $2 }
+    $1 == "cache_miss" { misses = $2 } END { print "ccache: " hits " hits, " misses " misses" }'
 
 # The daemon's leak check and UBSan must fail the tests, never just print.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
