@@ -16,7 +16,8 @@
 // Then the host's real /proc, with sleeping threads and processes of the bench's own added
 // (10,000 threads of its own process and 2,000 forked processes of one thread by default,
 // 1,000 and 200 with --quick; 8 of each pinned to CPU 1): scan_pinned beside the floor of
-// reading each thread's status file once.
+// reading each thread's status file once and beside the system calls it cannot do without
+// (ask_every_thread_ms).
 //
 // Prints one CSV row per figure (metric,value,unit,goal,met), as cpuhpd-bench does: the
 // median of the runs, and its spread (min and max) in rows of their own. Goal (issue 31):
@@ -25,6 +26,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "attribute_at.h"
 #include "batch_runner.h"
 #include "bench_figures.h"
 #include "fake_sysfs.h"
@@ -151,6 +155,61 @@ double read_every_status_ms(const std::vector<std::string>& status_files) {
             [[maybe_unused]] const ssize_t n = ::read(fd, buf, sizeof buf);
             ::close(fd);
         }
+    }
+    return ms_since(t0);
+}
+
+// The system calls a scan of the real /proc that asks the kernel cannot do without, and
+// nothing else, in ms: list /proc, tell a process of one thread by its task directory's
+// link count (list the task directory of the others), ask each thread's affinity. These are
+// the calls scan_pinned makes for a thread that is not pinned; what it takes beyond them is
+// its own work.
+double ask_every_thread_ms() {
+    const auto t0 = Clock::now();
+    const cpuhpd::OwnedFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    std::vector<char> mask(cpuhpd::kMaxCpus / 8);
+    const auto ask = [&mask](const std::string& tid) {
+        [[maybe_unused]] const long n =
+            ::syscall(SYS_sched_getaffinity, std::stoi(tid), mask.size(), mask.data());
+    };
+    const auto numbered = [](const std::string& name) {
+        return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+    };
+    for (const auto& entry : cpuhpd::list_directory(::dup(proc.get()))) {
+        if (!numbered(entry.name)) {
+            continue;
+        }
+        const std::string task_dir = entry.name + "/task";
+        struct stat st {};
+        if (::fstatat(proc.get(), task_dir.c_str(), &st, 0) != 0) {
+            continue;
+        }
+        if (st.st_nlink == 3) {
+            ask(entry.name);
+            continue;
+        }
+        for (const auto& thread : cpuhpd::list_directory(
+                 ::openat(proc.get(), task_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC))) {
+            if (numbered(thread.name)) {
+                ask(thread.name);
+            }
+        }
+    }
+    return ms_since(t0);
+}
+
+// One sched_getaffinity per thread of `status_files` (PROC/PID/task/TID/status), every tid
+// known beforehand, in ms: what asking the kernel costs before any thread is found.
+double only_ask_every_thread_ms(const std::vector<std::string>& status_files) {
+    std::vector<pid_t> tids;
+    for (const auto& file : status_files) {
+        tids.push_back(std::stoi(fs::path(file).parent_path().filename().string()));
+    }
+    std::vector<char> mask(cpuhpd::kMaxCpus / 8);
+    const auto t0 = Clock::now();
+    for (const pid_t tid : tids) {
+        [[maybe_unused]] const long n =
+            ::syscall(SYS_sched_getaffinity, tid, mask.size(), mask.data());
     }
     return ms_since(t0);
 }
@@ -524,17 +583,21 @@ void real_proc(Rows& rows, int runs, unsigned extra, unsigned extra_processes) {
     const cpuhpd::CpuSet leaving = cpuhpd::CpuSet::single(1);
     const cpuhpd::CpuSet staying =
         cpuhpd::CpuSet::range(0, static_cast<unsigned>(cpus) - 1) - leaving;
-    std::vector<double> scan_ms, floor_ms;
+    std::vector<double> scan_ms, floor_ms, syscalls_ms, ask_ms;
     std::size_t found = 0;
     for (int i = 0; i < runs + 1; ++i) {  // the first run warms the caches; not counted
         auto t0 = Clock::now();
         const auto pinned = cpuhpd::scan_pinned("/proc", leaving, staying);
         const double scan_t = ms_since(t0);
         const double floor_t = read_every_status_ms(status_files);
+        const double syscalls_t = ask_every_thread_ms();
+        const double ask_t = only_ask_every_thread_ms(status_files);
         found = pinned.tasks.size();
         if (i > 0) {
             scan_ms.push_back(scan_t);
             floor_ms.push_back(floor_t);
+            syscalls_ms.push_back(syscalls_t);
+            ask_ms.push_back(ask_t);
         }
     }
     if (found < sleepers.pinned() + processes.pinned()) {
@@ -550,12 +613,24 @@ void real_proc(Rows& rows, int runs, unsigned extra, unsigned extra_processes) {
     const double scan = rows.add_spread("scan_pinned of " + t, scan_ms);
     const double floor =
         rows.add_spread("  floor: open+read+close of every status file, " + t, floor_ms);
+    const double syscalls = rows.add_spread(
+        "  floor: the system calls alone (list /proc, a link count per process, a listing per "
+        "multithreaded one, sched_getaffinity per thread), " +
+            t,
+        syscalls_ms);
+    const double ask = rows.add_spread(
+        "  floor: sched_getaffinity per thread alone, every tid known, " + t, ask_ms);
     const double n = threads ? static_cast<double>(threads) : 1.0;
     rows.add("  scan_pinned per thread, real /proc (median)", scan * 1000.0 / n, "us");
     rows.add("  status file per thread, real /proc (median)", floor * 1000.0 / n, "us");
+    rows.add("  system calls alone per thread, real /proc (median)", syscalls * 1000.0 / n, "us");
+    rows.add("  sched_getaffinity alone per thread, real /proc (median)", ask * 1000.0 / n, "us");
     rows.add("  scan_pinned / status floor, real /proc", floor > 0 ? scan / floor : 0, "x");
+    rows.add("  scan_pinned / system-call floor, real /proc", syscalls > 0 ? scan / syscalls : 0,
+             "x");
     rows.add("  scan_pinned projected to 50000 threads at this per-thread cost", scan * 50000.0 / n,
              "ms", "<= 20 ms", scan * 50000.0 / n <= 20.0 ? "yes" : "no");
+    rows.add("  sched_getaffinity alone projected to 50000 threads", ask * 50000.0 / n, "ms");
     std::cerr << "cpuhpd-scan-bench:   (real /proc: " << found << " threads pinned to CPU 1)\n";
 }
 
