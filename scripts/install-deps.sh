@@ -10,7 +10,8 @@
 # test (cockpit-ws and cockpit-bridge serve the page, cockpit-system's shell frames it,
 # headless chromium driven by chromium-driver through python3-selenium; prometheus: its
 # promtool checks the metrics file in the integration tests; stress-ng: the guest's outside
-# stressor, stress-ng --cpu-online in the lockdep-stress scenario; ccache: scripts/test.sh
+# stressor, stress-ng --cpu-online in the lockdep-stress scenario; gojq: the guests read cpuctl's JSON
+# with it, jq 1.6 takes 0.5 s to start there; ccache: scripts/test.sh
 # compiles through it, so a run after an earlier one compiles only what changed) need.
 # Idempotent: packages already present are left alone.
 set -euo pipefail
@@ -20,7 +21,7 @@ pkgs=(
   libsdbus-c++-dev libsdbus-c++-bin libsystemd-dev libnl-3-dev libyaml-cpp-dev
   libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   dbus systemd zsh python3-gi libglib2.0-bin polkitd power-profiles-daemon tmux
-  qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq socat mmdebstrap
+  qemu-system-x86 qemu-utils busybox-static cpio xz-utils jq gojq socat mmdebstrap
   linux-source-6.1 linux-source-6.12 bc flex bison libelf-dev libssl-dev python3
   python3-matplotlib python3-numpy util-linux stress-ng
   cockpit-ws cockpit-bridge cockpit-system chromium chromium-driver python3-selenium

@@ -34,7 +34,7 @@ grep -q "recovery: batch [0-9]* (offline .* via per-cpu) was interrupted" $DAEMO
     fail "no recovery line in the daemon log"
 grep "recovery:" $DAEMON_LOG | tail -n 1 | sed 's/^/  | /'
 cpuctl --timeout 60 --json status >/tmp/crash.status 2>&1
-assert_eq "$(jq -r .last_recovery.outcome /tmp/crash.status)" recovered "cpuctl status: last recovery"
+assert_eq "$(gojq -r .last_recovery.outcome /tmp/crash.status)" recovered "cpuctl status: last recovery"
 cpuctl --timeout 60 status | grep "last recovery:" | sed 's/^/  | /'
 echo $orig >$RE
 exit 0

@@ -11,7 +11,7 @@ time_runs() { # N LABEL CMD...: runs CMD N times, notes "N x LABEL: T ms"
     note "$n x $label: $((t1 - t0)) ms"
 }
 time_runs 20 "fork+exec cat" cat /proc/loadavg
-time_runs 5 "jq -n 1" jq -n 1
+time_runs 5 "gojq -n 1" gojq -n 1
 # cpuctl's own start (issue 31 item 3): the process and its libraries, then the dynamic
 # loader's share of it
 time_runs 5 "cpuctl --version" cpuctl --version

@@ -95,7 +95,7 @@ if [ "$J_STRATEGY" = bulk ]; then
     assert_rc 0 "best-effort offline (bulk) with cpu$V failing once"
     assert_eq "$J_OUTCOME" ok "best-effort (bulk): outcome"
     assert_eq "$(json_cpus_with changed)" "$MS_SET" "best-effort (bulk): cpus changed"
-    msg=$(jq -r ".cpus[] | select(.cpu == $V) | .message" $OUT)
+    msg=$(gojq -r ".cpus[] | select(.cpu == $V) | .message" $OUT)
     case "$msg" in
     *"per-CPU retry after the bulk write failed: EAGAIN"*) echo "  ok: cpu$V: '$msg'" ;;
     *) fail "best-effort (bulk): cpu$V message '$msg' does not tell of the bulk write's EAGAIN" ;;

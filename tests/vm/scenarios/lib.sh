@@ -24,7 +24,7 @@ tick() { local u; read -r u _ </proc/uptime; T=$(( ${u%.*} * 1000 + 1${u#*.} * 1
 now_ms() { tick; echo $T; }
 
 # ---------------------------------------------------------------- cpu sets
-# Every fork+exec costs ~15 ms in a TCG guest (jq ~600 ms), so the set helpers are
+# Every fork+exec costs ~15 ms in a TCG guest (Debian's jq ~500 ms), so the set helpers are
 # single awk processes and the topology is read once per scenario into a table.
 AWKLIB='
 function addlist(s,   n, parts, i, item, rng, ug, ab, a, b, u, g, c) {
@@ -241,8 +241,8 @@ rnd_mask() {
 
 # ---------------------------------------------------------------- cpuctl
 # cc ARGS...: runs cpuctl --timeout T ARGS, sets RC, OUT (stdout file), ERR, MS, and
-# (with --json) loads the output's fields into J_* variables with ONE jq run
-# (each jq start costs ~0.6 s in the guest).
+# (with --json) loads the output's fields into J_* variables with ONE gojq run (gojq,
+# not Debian's jq 1.6, which takes about 0.5 s to start in the guest: mkinitramfs.sh).
 OUT=/tmp/cc.out ERR=/tmp/cc.err
 cc() {
     local t0 t1
@@ -265,7 +265,7 @@ json_load() {
     J_VALID=0 J_OUTCOME= J_ACTION= J_MODE= J_STRATEGY= J_BATCH= J_ORDER= J_CPUS= J_CHANGED=
     J_UNCHANGED= J_FAILED= J_ROLLED= J_REFUSED= J_CANCELLED= J_ERRORS= J_ONLINE= J_OFFLINE=
     J_PHASES=
-    eval "$(jq -r 'select(type == "object") |
+    eval "$(gojq -r 'select(type == "object") |
         def s(f): (f // "") | tostring | @sh;
         def l(f): [f | tostring] | join(" ") | @sh;
         def r(x): l(.cpus[]? | select(.result == x) | .cpu);
@@ -355,7 +355,7 @@ daemon_restart_default() { daemon_stop; daemon_start $CONF || fail "cpuhpd did n
 CAPS_FILE=/tmp/caps
 caps() {
     [ -s $CAPS_FILE ] ||
-        cpuctl --timeout 60 --json status 2>/dev/null | jq -r '(.capabilities // []) | join(" ")' >$CAPS_FILE 2>/dev/null
+        cpuctl --timeout 60 --json status 2>/dev/null | gojq -r '(.capabilities // []) | join(" ")' >$CAPS_FILE 2>/dev/null
     cat $CAPS_FILE 2>/dev/null
 }
 has_cap() { have_binaries && contains " $(caps) " "$1"; }

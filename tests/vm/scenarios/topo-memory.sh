@@ -19,9 +19,9 @@ assert_offline_exactly "$PC" "offline package:$pk"
 # the daemon still knows the offline CPUs' package
 cc --json topology
 assert_rc 0 "topology while package $pk is offline"
-got=$(jq -r "[.cpus[] | select(.package == $pk) | .cpu] | .[]" <$OUT | norm)
+got=$(gojq -r "[.cpus[] | select(.package == $pk) | .cpu] | .[]" <$OUT | norm)
 assert_eq "$got" "$PC" "topology: CPUs of package $pk while offline"
-got=$(jq -r "[.cpus[] | select(.package == $pk and .online == false) | .cpu] | .[]" <$OUT | norm)
+got=$(gojq -r "[.cpus[] | select(.package == $pk and .online == false) | .cpu] | .[]" <$OUT | norm)
 assert_eq "$got" "$PC" "topology: offline CPUs of package $pk"
 cc --json online package:$pk
 assert_rc 0 "online package:$pk (remembered topology)"
