@@ -43,15 +43,19 @@ CGP=$CG/cpuhpd-counts
 
 # cgroups K: exactly K cpu cgroups under $CGP (cgroup v2, cpu controller)
 cgroups() {
-    local k=$1 i have
+    local k=$1 have
     [ $k = 0 ] && { [ -d $CGP ] && rmdir $CGP/g* $CGP 2>/dev/null; return 0; }
     grep -qw cpu $CG/cgroup.controllers 2>/dev/null || skip "no cpu controller in cgroup v2"
     grep -qw cpu $CG/cgroup.subtree_control || echo +cpu >$CG/cgroup.subtree_control ||
         fail "cannot enable +cpu in the root cgroup"
     mkdir -p $CGP; grep -qw cpu $CGP/cgroup.subtree_control || echo +cpu >$CGP/cgroup.subtree_control
     have=$(ls -d $CGP/g* 2>/dev/null | wc -l)
-    i=$((have + 1))
-    while [ $i -le $k ]; do mkdir $CGP/g$i || fail "mkdir cgroup $i"; i=$((i + 1)); done
+    # One mkdir for them all: with a fork+exec per cgroup the scenario took 115 s on the
+    # lockdep 6.12 guest, 89 s with one.
+    if [ $have -lt $k ]; then
+        (cd $CGP && awk -v a=$((have + 1)) -v k=$k 'BEGIN { for (i = a; i <= k; i++) print "g" i }' |
+            xargs mkdir) || fail "mkdir cgroups g$((have + 1))-g$k"
+    fi
     assert_eq "$(ls -d $CGP/g* | wc -l)" $k "cpu cgroups under $CGP"
 }
 
