@@ -49,6 +49,11 @@ fi
 version=$(dpkg-parsechangelog -l "$here/debian/changelog" -S Version)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A caller that compiles through ccache (scripts/test.sh) gets hits across runs although each
+# run builds in a new temporary directory: ccache takes the paths below it as relative ones.
+if [ -n "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+    export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+fi
 src=$work/cpuhpd-$version
 mkdir -p "$src"
 # The files git knows (tracked, and new ones not ignored): never build/ or dist/.

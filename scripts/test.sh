@@ -48,9 +48,9 @@ if [ $# -eq 0 ] && [ "${CPUHPD_PREBUILD_KERNELS:-1}" = 1 ]; then
 fi
 
 # Every compile below goes through ccache, its cache beside the kernel cache: a run after
-# an earlier one compiles only what changed (the sanitized build, the guests' cpuctl and
-# the fuzz build: CMake takes the launcher from the environment for a new build
-# directory). BASEDIR and NOHASHDIR let a clone in another directory hit the same
+# an earlier one compiles only what changed (the sanitized build, the guests' cpuctl, the
+# fuzz build and vm-systemd's package: CMake takes the launcher from the environment for a
+# new build directory). BASEDIR and NOHASHDIR let a clone in another directory hit the same
 # entries; the price is that a hit's debug info names the directory of the clone that
 # compiled it first (file names and lines stay right).
 export CCACHE_DIR=${CCACHE_DIR:-$CPUHPD_CACHE/ccache}
