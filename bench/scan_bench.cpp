@@ -159,6 +159,19 @@ double read_every_status_ms(const std::vector<std::string>& status_files) {
     return ms_since(t0);
 }
 
+// One sched_getaffinity(2) per call, into a buffer kept from call to call: the question
+// both floors below ask of every thread.
+class AffinityAsker {
+public:
+    void ask(pid_t tid) {
+        [[maybe_unused]] const long n =
+            ::syscall(SYS_sched_getaffinity, tid, mask_.size(), mask_.data());
+    }
+
+private:
+    std::vector<char> mask_ = std::vector<char>(cpuhpd::kMaxCpus / 8);
+};
+
 // The system calls a scan of the real /proc that asks the kernel cannot do without, and
 // nothing else, in ms: list /proc, tell a process of one thread by its task directory's
 // link count (list the task directory of the others), ask each thread's affinity. These are
@@ -167,11 +180,8 @@ double read_every_status_ms(const std::vector<std::string>& status_files) {
 double ask_every_thread_ms() {
     const auto t0 = Clock::now();
     const cpuhpd::OwnedFd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    std::vector<char> mask(cpuhpd::kMaxCpus / 8);
-    const auto ask = [&mask](const std::string& tid) {
-        [[maybe_unused]] const long n =
-            ::syscall(SYS_sched_getaffinity, std::stoi(tid), mask.size(), mask.data());
-    };
+    AffinityAsker asker;
+    const auto ask = [&asker](const std::string& tid) { asker.ask(std::stoi(tid)); };
     const auto numbered = [](const std::string& name) {
         return !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
     };
@@ -198,18 +208,23 @@ double ask_every_thread_ms() {
     return ms_since(t0);
 }
 
-// One sched_getaffinity per thread of `status_files` (PROC/PID/task/TID/status), every tid
-// known beforehand, in ms: what asking the kernel costs before any thread is found.
-double only_ask_every_thread_ms(const std::vector<std::string>& status_files) {
+// The tids of `status_files` (PROC/PID/task/TID/status).
+std::vector<pid_t> tids_of(const std::vector<std::string>& status_files) {
     std::vector<pid_t> tids;
+    tids.reserve(status_files.size());
     for (const auto& file : status_files) {
         tids.push_back(std::stoi(fs::path(file).parent_path().filename().string()));
     }
-    std::vector<char> mask(cpuhpd::kMaxCpus / 8);
+    return tids;
+}
+
+// One sched_getaffinity per thread of `tids`, every tid known beforehand, in ms: what asking
+// the kernel costs before any thread is found.
+double only_ask_every_thread_ms(const std::vector<pid_t>& tids) {
+    AffinityAsker asker;
     const auto t0 = Clock::now();
     for (const pid_t tid : tids) {
-        [[maybe_unused]] const long n =
-            ::syscall(SYS_sched_getaffinity, tid, mask.size(), mask.data());
+        asker.ask(tid);
     }
     return ms_since(t0);
 }
@@ -579,6 +594,7 @@ void real_proc(Rows& rows, int runs, unsigned extra, unsigned extra_processes) {
     const SleepingProcesses processes(extra_processes, 8, 1);
     const SleepingThreads sleepers(extra, 8, 1);
     const auto status_files = status_files_of("/proc");
+    const auto tids = tids_of(status_files);
     const std::size_t threads = status_files.size();
     const cpuhpd::CpuSet leaving = cpuhpd::CpuSet::single(1);
     const cpuhpd::CpuSet staying =
@@ -591,7 +607,7 @@ void real_proc(Rows& rows, int runs, unsigned extra, unsigned extra_processes) {
         const double scan_t = ms_since(t0);
         const double floor_t = read_every_status_ms(status_files);
         const double syscalls_t = ask_every_thread_ms();
-        const double ask_t = only_ask_every_thread_ms(status_files);
+        const double ask_t = only_ask_every_thread_ms(tids);
         found = pinned.tasks.size();
         if (i > 0) {
             scan_ms.push_back(scan_t);

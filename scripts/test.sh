@@ -61,6 +61,8 @@ ccache --zero-stats >/dev/null
 # -O1 -g1 rather than RelWithDebInfo's -O2 -g: the sanitized build compiles in about
 # half the time (the compiler's back end, not parsing, is most of it), ASan's own
 # advice is -O1, and -g1's line tables are what the sanitizers' stack traces need.
+# The launcher is given by -D too: CMake reads the environment's only when it first
+# configures a directory, and $build may have been configured without it.
 guest_client=$build/guest-client
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCPUHPD_SANITIZE=ON \
