@@ -31,16 +31,15 @@ counted() {
     A=$(($3 - $1)) E=$(($4 - $2))
     return $rc
 }
-loop_online() { local c; for c in $H; do echo 1 >$SYS/cpu$c/online || fail "echo 1 > cpu$c/online"; done; }
-loop_offline() { local c; for c in $(kernel_order offline "$H"); do echo 0 >$SYS/cpu$c/online || fail "echo 0 > cpu$c/online"; done; }
-# alone WHAT: cpu$C, offline then online by itself, makes its own rendezvous
-alone() {
-    echo 0 >$SYS/cpu$C/online || fail "$1: echo 0 > cpu$C/online"
-    counted sh -c "echo 1 >$SYS/cpu$C/online" || true
-    assert_online_state $C
+put() { echo "$1" >"$2"; }
+loop_online() { local c; for c in $H; do put 1 $SYS/cpu$c/online || fail "echo 1 > cpu$c/online"; done; }
+loop_offline() { local c; for c in $(kernel_order offline "$H"); do put 0 $SYS/cpu$c/online || fail "echo 0 > cpu$c/online"; done; }
+# up_alone WHAT: cpu$C, offline, brought up by itself makes its own rendezvous
+up_alone() {
+    counted put 1 $SYS/cpu$C/online || fail "$1: echo 1 > cpu$C/online"
     assert_eq "$A" 1 "$1: rendezvous of cpu$C brought up alone"
 }
-assert_online_state() { cpu_is_online $1 || fail "cpu$1 is not online"; }
+alone() { put 0 $SYS/cpu$C/online || fail "$1: echo 0 > cpu$C/online"; up_alone "$1"; }
 
 loop_offline
 counted loop_online
@@ -49,7 +48,7 @@ assert_all_online "after the loop"
 assert_eq "$A" "$N" "per-CPU loop: one $AP per CPU"
 
 loop_offline
-counted sh -c "echo $L >$SYS/online" || true
+counted put $L $SYS/online || true
 assert_all_online "after the bulk online of $L"
 note "bulk online of $L: $AP $A, $END $E"
 assert_eq "$A" 0 "bulk online of $L: $AP"
@@ -58,7 +57,7 @@ alone "after the bulk online"
 
 if [ "$(smt_control)" = on ]; then
     echo off >$SYS/smt/control || fail "smt/control off"
-    counted sh -c "echo on >$SYS/smt/control" || true
+    counted put on $SYS/smt/control || true
     assert_eq "$(smt_control)" on "smt/control"
     assert_all_online "after smt/control on"
     note "smt/control on: $AP $A, $END $E"
@@ -75,17 +74,14 @@ FS=$(hotplug_state_num sched:active)
 if [ -e $SYS/cpu$C/hotplug/fail ] && [ -n "$FS" ]; then
     loop_offline
     echo $FS >$SYS/cpu$C/hotplug/fail || fail "cannot inject a failure at sched:active of cpu$C"
-    counted sh -c "echo $L >$SYS/online 2>/dev/null" && fail "bulk online of $L with cpu$C failing succeeded"
+    counted put $L $SYS/online 2>/dev/null && fail "bulk online of $L with cpu$C failing succeeded"
     echo -1 >$SYS/cpu$C/hotplug/fail
     cpu_is_online $C && fail "cpu$C came online despite the injected failure"
     note "failed bulk online of $L: $AP $A, $END $E"
     assert_eq "$A" 0 "failed bulk online: $AP"
     assert_eq "$E" 1 "failed bulk online: $END"
-    echo 1 >$SYS/cpu$C/online || fail "echo 1 > cpu$C/online after the failed batch"
-    alone "after the failed batch"
-    loop_online
+    up_alone "after the failed batch"
 else
     note "no hotplug/fail or no sched:active state: the failed batch is not counted"
 fi
 assert_all_online "end"
-assert_eq "$(splat_count)" 0 "kernel warnings"
